@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon's state and the interfaces between the files of fs/, the only
+ * part of dsfs that speaks FUSE.
+ *
+ * One struct dsfs_fs per mount, created by main() before the session starts
+ * and reached from every request through fuse_req_userdata().  After the
+ * session starts, `opts`, `root_fd` and the object pointers are read-only;
+ * the objects they point to do their own locking.
+ */
+#ifndef DSFS_FS_H
+#define DSFS_FS_H
+
+#define FUSE_USE_VERSION 314
+
+#include <fuse_lowlevel.h>
+#include <stdbool.h>
+
+#include "fdpool.h"
+
+/* Parsed command line; see opts.c for the table and the help text. */
+struct dsfs_opts {
+	char *source;		/* absolute, resolved */
+	char *mountpoint;	/* absolute, resolved */
+	double entry_timeout;	/* seconds the kernel may cache a lookup */
+	double attr_timeout;	/* seconds the kernel may cache attributes */
+	unsigned max_open;	/* fds the backing pool may keep */
+	unsigned max_threads;	/* FUSE worker threads */
+	bool foreground;
+	bool debug;
+	/* raw strings as given, validated by dsfs_opts_parse() */
+	char *entry_timeout_s, *attr_timeout_s, *max_open_s, *max_threads_s;
+};
+
+struct dsfs_fs {
+	struct dsfs_opts opts;
+	int root_fd;			/* O_PATH fd of SOURCE */
+	struct dsfs_inodes *inodes;
+	struct dsfs_fdpool *fdpool;
+};
+
+/* opts.c: parse argv into opts and the arguments for fuse_session_new(). */
+enum dsfs_opts_result { DSFS_OPTS_OK, DSFS_OPTS_ERROR };
+enum dsfs_opts_result dsfs_opts_parse(int argc, char **argv,
+				      struct dsfs_opts *opts,
+				      struct fuse_args *fuse_args);
+void dsfs_opts_free(struct dsfs_opts *opts);
+
+/* ops.c, dirops.c: the lowlevel operation tables' members. */
+extern const struct fuse_lowlevel_ops dsfs_ops;
+void dsfs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void dsfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi);
+void dsfs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			 off_t off, struct fuse_file_info *fi);
+void dsfs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi);
+
+/* ops.c: shared by dirops.c. */
+static inline struct dsfs_fs *dsfs_req_fs(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+struct dsfs_inode;
+struct dsfs_inode *dsfs_req_inode(fuse_req_t req, fuse_ino_t ino);
+/* Open the inode's backing object (flags as for dsfs_open_beneath) and check
+ * it is still the same file: an fd, or -errno (-ESTALE if replaced). */
+int dsfs_inode_open(struct dsfs_fs *fs, const struct dsfs_inode *in, int flags);
+void dsfs_fill_entry(struct dsfs_fs *fs, struct fuse_entry_param *e,
+		     struct dsfs_inode *in, const struct stat *st);
+
+#endif

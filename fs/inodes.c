@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Inode table (see inodes.h).  Sharded chained hash on (dev, ino); lookups
+ * and reference changes take one shard mutex for O(1) work.  No FUSE headers
+ * here, so unit tests link this file directly.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "inodes.h"
+
+#define INODE_SHARDS 64
+#define FUSE_ROOT_NODEID 1
+
+struct ishard {
+	pthread_mutex_t lock;
+	struct dsfs_inode **buckets;	/* protected by lock */
+	size_t nbuckets;		/* power of two, protected by lock */
+	size_t count;			/* protected by lock */
+};
+
+struct dsfs_inodes {
+	struct dsfs_inode *root;
+	struct ishard shards[INODE_SHARDS];
+};
+
+static uint64_t id_hash(uint64_t dev, uint64_t ino)
+{
+	uint64_t w[2] = { dev, ino };
+
+	return XXH3_64bits(w, sizeof(w));
+}
+
+static struct ishard *shard_of(struct dsfs_inodes *t, uint64_t h)
+{
+	return &t->shards[h % INODE_SHARDS];
+}
+
+static size_t bucket_of(const struct ishard *s, uint64_t h)
+{
+	return (h / INODE_SHARDS) & (s->nbuckets - 1);
+}
+
+static struct dsfs_inode *inode_alloc(struct dsfs_inode *parent,
+				      const char *name, const struct stat *st)
+{
+	size_t len = strlen(name) + 1;
+	struct dsfs_inode *in = malloc(sizeof(*in) + len);
+
+	if (!in)
+		return NULL;
+	in->hnext = NULL;
+	in->refs = 1;
+	in->parent = parent;
+	in->dev = st->st_dev;
+	in->ino = st->st_ino;
+	in->type = st->st_mode & S_IFMT;
+	memcpy(in->name, name, len);
+	return in;
+}
+
+struct dsfs_inodes *dsfs_inodes_new(const struct stat *root_st)
+{
+	struct dsfs_inodes *t = calloc(1, sizeof(*t));
+	unsigned i;
+
+	if (!t)
+		return NULL;
+	for (i = 0; i < INODE_SHARDS; i++) {
+		pthread_mutex_init(&t->shards[i].lock, NULL);
+		t->shards[i].nbuckets = 16;
+		t->shards[i].buckets = calloc(16, sizeof(struct dsfs_inode *));
+		if (!t->shards[i].buckets)
+			goto fail;
+	}
+	/* The root lives outside the table: no child lookup can return it
+	 * by identity, which keeps SOURCE's parent links acyclic. */
+	t->root = inode_alloc(NULL, "", root_st);
+	if (!t->root)
+		goto fail;
+	return t;
+fail:
+	dsfs_inodes_free(t);
+	return NULL;
+}
+
+void dsfs_inodes_free(struct dsfs_inodes *t)
+{
+	unsigned i;
+	size_t b;
+
+	if (!t)
+		return;
+	for (i = 0; i < INODE_SHARDS; i++) {
+		struct ishard *s = &t->shards[i];
+
+		for (b = 0; s->buckets && b < s->nbuckets; b++) {
+			struct dsfs_inode *in = s->buckets[b], *n;
+
+			for (; in; in = n) {
+				n = in->hnext;
+				free(in);
+			}
+		}
+		free(s->buckets);
+		pthread_mutex_destroy(&s->lock);
+	}
+	free(t->root);
+	free(t);
+}
+
+struct dsfs_inode *dsfs_inodes_get(struct dsfs_inodes *t, uint64_t nodeid)
+{
+	if (nodeid == FUSE_ROOT_NODEID)
+		return t->root;
+	return (struct dsfs_inode *)(uintptr_t)nodeid;
+}
+
+uint64_t dsfs_inodes_nodeid(struct dsfs_inodes *t, struct dsfs_inode *inode)
+{
+	if (inode == t->root)
+		return FUSE_ROOT_NODEID;
+	return (uint64_t)(uintptr_t)inode;
+}
+
+/* Double the bucket array when chains average above 2.  Shard lock held. */
+static void maybe_grow(struct ishard *s)
+{
+	size_t n = s->nbuckets * 2, b;
+	struct dsfs_inode **nb;
+
+	if (s->count <= s->nbuckets * 2)
+		return;
+	nb = calloc(n, sizeof(*nb));
+	if (!nb)
+		return; /* longer chains, still correct */
+	for (b = 0; b < s->nbuckets; b++) {
+		struct dsfs_inode *in = s->buckets[b], *next;
+
+		for (; in; in = next) {
+			size_t nbk = (id_hash(in->dev, in->ino) / INODE_SHARDS) &
+				     (n - 1);
+
+			next = in->hnext;
+			in->hnext = nb[nbk];
+			nb[nbk] = in;
+		}
+	}
+	free(s->buckets);
+	s->buckets = nb;
+	s->nbuckets = n;
+}
+
+static struct dsfs_inode *find_locked(struct ishard *s, uint64_t h,
+				      uint64_t dev, uint64_t ino)
+{
+	struct dsfs_inode *in = s->buckets[bucket_of(s, h)];
+
+	while (in && (in->dev != dev || in->ino != ino))
+		in = in->hnext;
+	return in;
+}
+
+static void ref_locked_add(struct dsfs_inodes *t, struct dsfs_inode *in,
+			   uint64_t n)
+{
+	struct ishard *s;
+
+	if (in == t->root)
+		return; /* never freed; its count is not tracked */
+	s = shard_of(t, id_hash(in->dev, in->ino));
+	pthread_mutex_lock(&s->lock);
+	in->refs += n;
+	pthread_mutex_unlock(&s->lock);
+}
+
+struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
+					 struct dsfs_inode *parent,
+					 const char *name,
+					 const struct stat *st)
+{
+	uint64_t h = id_hash(st->st_dev, st->st_ino);
+	struct ishard *s = shard_of(t, h);
+	struct dsfs_inode *in, *fresh;
+
+	if (st->st_dev == t->root->dev && st->st_ino == t->root->ino)
+		return t->root; /* a hard link or bind mount back to SOURCE */
+	pthread_mutex_lock(&s->lock);
+	in = find_locked(s, h, st->st_dev, st->st_ino);
+	if (in) {
+		in->refs++;
+		pthread_mutex_unlock(&s->lock);
+		return in;
+	}
+	pthread_mutex_unlock(&s->lock);
+
+	fresh = inode_alloc(parent, name, st);
+	if (!fresh)
+		return NULL;
+	pthread_mutex_lock(&s->lock);
+	in = find_locked(s, h, st->st_dev, st->st_ino);
+	if (in) { /* lost a race with another lookup of the same file */
+		in->refs++;
+		pthread_mutex_unlock(&s->lock);
+		free(fresh);
+		return in;
+	}
+	fresh->hnext = s->buckets[bucket_of(s, h)];
+	s->buckets[bucket_of(s, h)] = fresh;
+	s->count++;
+	maybe_grow(s);
+	pthread_mutex_unlock(&s->lock);
+	/* The kernel holds a reference on parent for the whole lookup, so it
+	 * cannot be freed before this one is added. */
+	ref_locked_add(t, parent, 1);
+	return fresh;
+}
+
+void dsfs_inodes_unref(struct dsfs_inodes *t, struct dsfs_inode *in,
+		       uint64_t n)
+{
+	while (in && in != t->root) {
+		uint64_t h = id_hash(in->dev, in->ino);
+		struct ishard *s = shard_of(t, h);
+		struct dsfs_inode **pp, *parent;
+
+		pthread_mutex_lock(&s->lock);
+		in->refs = in->refs > n ? in->refs - n : 0;
+		if (in->refs) {
+			pthread_mutex_unlock(&s->lock);
+			return;
+		}
+		pp = &s->buckets[bucket_of(s, h)];
+		while (*pp != in)
+			pp = &(*pp)->hnext;
+		*pp = in->hnext;
+		s->count--;
+		pthread_mutex_unlock(&s->lock);
+		parent = in->parent;
+		free(in);
+		in = parent; /* drop the child's reference on its parent */
+		n = 1;
+	}
+}
+
+int dsfs_inodes_path(const struct dsfs_inode *in, char *buf, size_t size)
+{
+	const struct dsfs_inode *p;
+	size_t len = 0, pos;
+
+	if (!in->parent) {
+		if (size < 2)
+			return -ENAMETOOLONG;
+		strcpy(buf, ".");
+		return 0;
+	}
+	for (p = in; p->parent; p = p->parent)
+		len += strlen(p->name) + 1;
+	if (len > size)
+		return -ENAMETOOLONG;
+	pos = len - 1;
+	buf[pos] = '\0';
+	for (p = in; p->parent; p = p->parent) {
+		size_t l = strlen(p->name);
+
+		pos -= l;
+		memcpy(buf + pos, p->name, l);
+		if (pos)
+			buf[--pos] = '/';
+	}
+	return 0;
+}
+
+uint64_t dsfs_inodes_count(struct dsfs_inodes *t)
+{
+	uint64_t n = 1;
+	unsigned i;
+
+	for (i = 0; i < INODE_SHARDS; i++) {
+		pthread_mutex_lock(&t->shards[i].lock);
+		n += t->shards[i].count;
+		pthread_mutex_unlock(&t->shards[i].lock);
+	}
+	return n;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * FUSE inode numbers <-> backing files, without an fd per inode.
+ *
+ * Each inode the kernel knows is identified by the backing (st_dev, st_ino)
+ * and remembers its parent and name, so its path below SOURCE can be rebuilt
+ * and opened (confined, see lib/beneath.h) when needed.  This works for any
+ * user and any backing filesystem, unlike file handles (open_by_handle_at
+ * needs CAP_DAC_READ_SEARCH and an exportable filesystem).
+ *
+ * Lifetime: an inode holds one reference per kernel lookup (released by
+ * FORGET) plus one per child inode; it is freed when both reach zero.  The
+ * root is never freed.  FUSE node ids are the inode's address; the root is
+ * FUSE_ROOT_ID.
+ *
+ * Threads: all FUSE workers.  The table is sharded; each shard's mutex
+ * protects its chains and the `refs` of its inodes.  Everything else in an
+ * inode is immutable after insertion, so paths are built without locks.
+ */
+#ifndef DSFS_INODES_H
+#define DSFS_INODES_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+struct dsfs_inodes;
+
+struct dsfs_inode {
+	struct dsfs_inode *hnext;	/* protected by the shard lock */
+	uint64_t refs;			/* protected by the shard lock */
+	struct dsfs_inode *parent;	/* NULL for the root; holds a ref */
+	uint64_t dev, ino;		/* backing identity */
+	mode_t type;			/* S_IFMT bits */
+	char name[];			/* "" for the root */
+};
+
+/* root_st: stat of SOURCE.  NULL on allocation failure. */
+struct dsfs_inodes *dsfs_inodes_new(const struct stat *root_st);
+void dsfs_inodes_free(struct dsfs_inodes *t);
+
+/* The inode behind a FUSE node id (valid while the kernel holds it). */
+struct dsfs_inode *dsfs_inodes_get(struct dsfs_inodes *t, uint64_t nodeid);
+uint64_t dsfs_inodes_nodeid(struct dsfs_inodes *t, struct dsfs_inode *inode);
+
+/*
+ * Find or add the inode for a child found by lookup and take one reference.
+ * Returns NULL on allocation failure.
+ */
+struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
+					 struct dsfs_inode *parent,
+					 const char *name,
+					 const struct stat *st);
+/* Drop n references (FORGET, or a readdirplus entry that did not fit). */
+void dsfs_inodes_unref(struct dsfs_inodes *t, struct dsfs_inode *inode,
+		       uint64_t n);
+
+/*
+ * Write the inode's path relative to SOURCE ("." for the root) into buf.
+ * Returns 0 or -ENAMETOOLONG.  O(depth); no lock.
+ */
+int dsfs_inodes_path(const struct dsfs_inode *inode, char *buf, size_t size);
+
+/* Number of live inodes, root included; for tests and stats. */
+uint64_t dsfs_inodes_count(struct dsfs_inodes *t);
+
+#endif

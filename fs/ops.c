@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * FUSE lowlevel operations on names, attributes and file data.
+ *
+ * The mount is read-only at the VFS level and uses default_permissions, so
+ * the kernel refuses writes (EROFS) and checks permissions itself before a
+ * request arrives here.  For speed the kernel is left to serve warm data on
+ * its own: long timeouts, and OPEN answered ENOSYS so the kernel stops
+ * sending OPEN/RELEASE and keeps each file's page cache (FLUSH is not
+ * implemented, so libfuse answers ENOSYS to it too).  Reads arrive with the
+ * node id only and borrow a backing fd from the bounded pool.
+ *
+ * Threads: every FUSE worker enters here; state is reached through the
+ * request (struct dsfs_fs) and locked by the objects themselves.  Each
+ * request gets exactly one reply; errors are -errno internally and turned
+ * into a reply only here at the edge.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "beneath.h"
+#include "dsfs.h"
+#include "inodes.h"
+#include "log.h"
+
+struct dsfs_inode *dsfs_req_inode(fuse_req_t req, fuse_ino_t ino)
+{
+	return dsfs_inodes_get(dsfs_req_fs(req)->inodes, ino);
+}
+
+int dsfs_inode_open(struct dsfs_fs *fs, const struct dsfs_inode *in, int flags)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd, err = dsfs_inodes_path(in, path, sizeof(path));
+
+	if (err)
+		return err;
+	fd = dsfs_open_beneath(fs->root_fd, path, flags);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if ((uint64_t)st.st_dev != in->dev || (uint64_t)st.st_ino != in->ino) {
+		close(fd);
+		return -ESTALE; /* replaced behind dsfs's back */
+	}
+	return fd;
+}
+
+static int inode_stat(struct dsfs_fs *fs, const struct dsfs_inode *in,
+		      struct stat *st)
+{
+	int fd = dsfs_inode_open(fs, in, O_PATH | O_NOFOLLOW);
+	int err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, st) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+void dsfs_fill_entry(struct dsfs_fs *fs, struct fuse_entry_param *e,
+		     struct dsfs_inode *in, const struct stat *st)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = dsfs_inodes_nodeid(fs->inodes, in);
+	e->attr = *st;
+	e->attr_timeout = fs->opts.attr_timeout;
+	e->entry_timeout = fs->opts.entry_timeout;
+}
+
+static void dsfs_op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	unsigned want = FUSE_CAP_READDIRPLUS | FUSE_CAP_POSIX_ACL |
+			FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_PARALLEL_DIROPS |
+			FUSE_CAP_ASYNC_READ;
+
+	conn->want |= conn->capable & want;
+	/* Always READDIRPLUS: a listing is nearly always followed by stats
+	 * (os.walk, ImageFolder), which it saves one round trip each. */
+	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	if (!(conn->capable & FUSE_CAP_POSIX_ACL))
+		dsfs_warn("kernel lacks FUSE POSIX ACL support: ACLs on SOURCE are not enforced through the mount, only mode bits");
+}
+
+static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct dsfs_fs *fs = dsfs_req_fs(req);
+	struct dsfs_inode *dir = dsfs_req_inode(req, parent), *in;
+	struct fuse_entry_param e;
+	char path[PATH_MAX];
+	struct stat st;
+	size_t len;
+	int fd, err;
+
+	err = dsfs_inodes_path(dir, path, sizeof(path));
+	len = strlen(path);
+	if (!err && len + 1 + strlen(name) + 1 > sizeof(path))
+		err = -ENAMETOOLONG;
+	if (err)
+		goto out;
+	snprintf(path + len, sizeof(path) - len, "/%s", name);
+	fd = dsfs_open_beneath(fs->root_fd, path, O_PATH | O_NOFOLLOW);
+	if (fd < 0) {
+		err = fd;
+		goto out;
+	}
+	err = fstat(fd, &st) < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		goto out;
+	in = dsfs_inodes_ref_child(fs->inodes, dir, name, &st);
+	if (!in) {
+		err = -ENOMEM;
+		goto out;
+	}
+	dsfs_fill_entry(fs, &e, in, &st);
+	fuse_reply_entry(req, &e);
+	return;
+out:
+	fuse_reply_err(req, -err);
+}
+
+static void dsfs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct dsfs_fs *fs = dsfs_req_fs(req);
+
+	dsfs_inodes_unref(fs->inodes, dsfs_req_inode(req, ino), nlookup);
+	fuse_reply_none(req);
+}
+
+static void dsfs_op_forget_multi(fuse_req_t req, size_t count,
+				 struct fuse_forget_data *forgets)
+{
+	struct dsfs_fs *fs = dsfs_req_fs(req);
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		dsfs_inodes_unref(fs->inodes,
+				  dsfs_req_inode(req, forgets[i].ino),
+				  forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void dsfs_op_getattr(fuse_req_t req, fuse_ino_t ino,
+			    struct fuse_file_info *fi)
+{
+	struct dsfs_fs *fs = dsfs_req_fs(req);
+	struct stat st;
+	int err = inode_stat(fs, dsfs_req_inode(req, ino), &st);
+
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_attr(req, &st, fs->opts.attr_timeout);
+}
+
+static void dsfs_op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct dsfs_fs *fs = dsfs_req_fs(req);
+	char buf[PATH_MAX + 1];
+	ssize_t n;
+	int fd = dsfs_inode_open(fs, dsfs_req_inode(req, ino),
+				 O_PATH | O_NOFOLLOW);
+
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	n = readlinkat(fd, "", buf, sizeof(buf) - 1);
+	if (n < 0) {
+		fuse_reply_err(req, errno);
+	} else {
+		buf[n] = '\0';
+		fuse_reply_readlink(req, buf);
+	}
+	close(fd);
+}
+
+static void dsfs_op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv;
+
+	if (fstatvfs(dsfs_req_fs(req)->root_fd, &sv) < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+/*
+ * Only reached if the kernel stops using default_permissions, which dsfs
+ * always sets; answer from the mode bits for the caller, and EROFS for writes.
+ */
+static void dsfs_op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct stat st;
+	int err = inode_stat(dsfs_req_fs(req), dsfs_req_inode(req, ino), &st);
+	unsigned bits;
+
+	if (!err && (mask & W_OK))
+		err = -EROFS;
+	if (err || mask == F_OK)
+		goto out;
+	if (ctx->uid == 0) {
+		bits = (mask & X_OK) && !(st.st_mode & 0111) ? 0 : 7;
+	} else {
+		unsigned shift = ctx->uid == st.st_uid ? 6 :
+				 ctx->gid == st.st_gid ? 3 : 0;
+		bits = (st.st_mode >> shift) & 7;
+	}
+	if ((bits & (unsigned)mask) != (unsigned)mask)
+		err = -EACCES;
+out:
+	fuse_reply_err(req, -err);
+}
+
+/* No OPEN: see the file comment.  ENOSYS makes the kernel stop asking. */
+static void dsfs_op_open(fuse_req_t req, fuse_ino_t ino,
+			 struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, ENOSYS);
+}
+
+struct open_ctx {
+	struct dsfs_fs *fs;
+	const struct dsfs_inode *in;
+};
+
+static int pool_open(void *arg, const struct dsfs_fdkey *key)
+{
+	struct open_ctx *c = arg;
+
+	return dsfs_inode_open(c->fs, c->in, (int)key->flags | O_NOFOLLOW);
+}
+
+/* Read up to size bytes at off; short only at end of file.  n or -errno. */
+static ssize_t pread_full(int fd, char *buf, size_t size, off_t off)
+{
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t n = pread(fd, buf + done, size - done,
+				  off + (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size,
+			 off_t off, struct fuse_file_info *fi)
+{
+	struct dsfs_fs *fs = dsfs_req_fs(req);
+	struct dsfs_inode *in = dsfs_req_inode(req, ino);
+	struct dsfs_fdkey key = { in->dev, in->ino, O_RDONLY };
+	struct open_ctx ctx = { fs, in };
+	struct dsfs_fdref ref;
+	char *buf = NULL;
+	ssize_t n;
+	int err;
+
+	err = dsfs_fdpool_get(fs->fdpool, &key, pool_open, &ctx, &ref);
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	buf = malloc(size ? size : 1);
+	n = buf ? pread_full(ref.fd, buf, size, off) : -ENOMEM;
+	dsfs_fdpool_put(fs->fdpool, &ref);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+/*
+ * getxattr/listxattr through /proc/self/fd on an O_PATH fd: works for
+ * files, directories and symlinks alike without opening data.
+ */
+static ssize_t xattr_call(struct dsfs_fs *fs, fuse_ino_t ino, fuse_req_t req,
+			  const char *name, char *buf, size_t size)
+{
+	char proc[64];
+	ssize_t n;
+	int fd = dsfs_inode_open(fs, dsfs_req_inode(req, ino),
+				 O_PATH | O_NOFOLLOW);
+
+	if (fd < 0)
+		return fd;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = name ? getxattr(proc, name, buf, size) : listxattr(proc, buf, size);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n;
+}
+
+static void reply_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			size_t size)
+{
+	char *buf = size ? malloc(size) : NULL;
+	ssize_t n;
+
+	if (size && !buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = xattr_call(dsfs_req_fs(req), ino, req, name, buf, size);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void dsfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			     size_t size)
+{
+	reply_xattr(req, ino, name, size);
+}
+
+static void dsfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	reply_xattr(req, ino, NULL, size);
+}
+
+const struct fuse_lowlevel_ops dsfs_ops = {
+	.init = dsfs_op_init,
+	.lookup = dsfs_op_lookup,
+	.forget = dsfs_op_forget,
+	.forget_multi = dsfs_op_forget_multi,
+	.getattr = dsfs_op_getattr,
+	.readlink = dsfs_op_readlink,
+	.open = dsfs_op_open,
+	.read = dsfs_op_read,
+	.statfs = dsfs_op_statfs,
+	.access = dsfs_op_access,
+	.getxattr = dsfs_op_getxattr,
+	.listxattr = dsfs_op_listxattr,
+	.opendir = dsfs_op_opendir,
+	.readdir = dsfs_op_readdir,
+	.readdirplus = dsfs_op_readdirplus,
+	.releasedir = dsfs_op_releasedir,
+};

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Option value parsers (see parse.h).  No state; callable from any thread.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+
+/* Digits only, then strtoull; rejects "", "+1", "-1", " 1", "1x". */
+static int parse_digits(const char *s, const char **end, uint64_t *out)
+{
+	char *e;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &e, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	*end = e;
+	return 0;
+}
+
+int dsfs_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	const char *end;
+	uint64_t v;
+	int err = parse_digits(s, &end, &v);
+
+	if (err)
+		return err;
+	if (*end)
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int dsfs_parse_seconds(const char *s, double max, double *out)
+{
+	char *e;
+	double v;
+
+	/* Plain decimals only: strtod alone would take "0x1p3" or "1e3". */
+	if (!isdigit((unsigned char)s[0]) || s[strspn(s, "0123456789.")])
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &e);
+	if (*e || e == s)
+		return -EINVAL;
+	if (errno == ERANGE || !isfinite(v) || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static int unit_shift(const char *u, unsigned *shift)
+{
+	static const char units[] = "KMGT";
+	const char *p;
+
+	if (!*u) {
+		*shift = 0;
+		return 0;
+	}
+	p = strchr(units, toupper((unsigned char)u[0]));
+	if (!p || !u[0])
+		return -EINVAL;
+	if (u[1] && strcmp(u + 1, "B") && strcmp(u + 1, "iB"))
+		return -EINVAL;
+	*shift = 10 * (unsigned)(p - units + 1);
+	return 0;
+}
+
+int dsfs_parse_size(const char *s, uint64_t total, uint64_t *out)
+{
+	const char *end;
+	unsigned shift;
+	uint64_t v;
+	int err = parse_digits(s, &end, &v);
+
+	if (err)
+		return err;
+	if (end[0] == '%' && !end[1]) {
+		if (!total)
+			return -EINVAL;
+		if (v > 100)
+			return -ERANGE;
+		*out = (uint64_t)((double)total * (double)v / 100.0);
+		return 0;
+	}
+	err = unit_shift(end, &shift);
+	if (err)
+		return err;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = v << shift;
+	return 0;
+}

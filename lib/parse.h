@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Strict parsers for option values.  Each returns 0 or -EINVAL/-ERANGE and
+ * never accepts trailing garbage, signs where none are allowed, or empty
+ * strings.  Pure functions: any thread may call them.
+ */
+#ifndef DSFS_PARSE_H
+#define DSFS_PARSE_H
+
+#include <stdint.h>
+
+/* Decimal unsigned integer in [min, max]. */
+int dsfs_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Seconds as a non-negative decimal ("1", "0.5", "86400"), at most max. */
+int dsfs_parse_seconds(const char *s, double max, double *out);
+
+/*
+ * A byte size: digits with an optional unit K, M, G or T (powers of 1024,
+ * optionally followed by "iB" or "B"), or a percentage "N%" of total (pass
+ * total = 0 to refuse percentages).  Overflow gives -ERANGE.
+ */
+int dsfs_parse_size(const char *s, uint64_t total, uint64_t *out);
+
+#endif

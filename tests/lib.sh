@@ -1,0 +1,295 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared by the mount tests (t-*.sh), which source it first thing.
+#
+# Contract: sourcing creates a private work dir ($WORK) and installs a
+# cleanup trap on EXIT, INT and TERM that always unmounts every dsfs mount
+# made through mount_dsfs or recorded with track_mount (umount, then
+# umount -l), waits for the daemons, unmounts the XFS volume, detaches its
+# loop device and removes $WORK, whatever happened.  A test whose daemon logs
+# a sanitizer report fails even when it never unmounts explicitly.
+#
+# Runs from the build dir (automake TESTS), so VPATH builds and
+# `make distcheck` work: the daemon is "${top_builddir:-..}/fs/dsfs", the
+# helper programs are in $builddir, and nothing is written into $srcdir.
+
+# shellcheck disable=SC2034 # variables used by the scripts sourcing this
+
+: "${srcdir:=$(dirname "$0")}"
+: "${builddir:=.}"
+: "${top_builddir:=..}"
+
+# Absolute paths: tests cd, re-exec in a namespace and run as another user.
+DSFS=$(cd "$top_builddir/fs" 2>/dev/null && pwd)/dsfs
+READCHECK=$(cd "$builddir" && pwd)/readcheck
+MKTREE=$(cd "$builddir" && pwd)/mktree
+export LC_ALL=C
+
+WORK=
+VOL=
+LOOP=
+MOUNTS=()		# mount points to unmount at exit, in mount order
+declare -A DSFS_PID=()	# mount point -> daemon pid (our child, or not)
+declare -A DSFS_LOG=()	# mount point -> daemon stderr log
+DSFS_NLOG=0
+
+say() {
+	printf '%s: %s\n' "${0##*/}" "$*"
+}
+
+fail() {
+	printf 'FAIL: %s\n' "$*" >&2
+	exit 1
+}
+
+# A missing prerequisite: exit 77 (SKIP), except in CI where nothing may be
+# skipped silently.
+skip() {
+	if [[ ${CI:-} == true ]]; then
+		printf 'FAIL: CI=true and a prerequisite is missing: %s\n' "$*" >&2
+		exit 1
+	fi
+	printf 'SKIP: %s\n' "$*"
+	exit 77
+}
+
+require_root() {
+	local c
+
+	[[ $(id -u) == 0 ]] || skip "must run as root"
+	[[ -c /dev/fuse ]] || skip "no /dev/fuse"
+	for c in losetup mkfs.xfs; do
+		command -v "$c" >/dev/null || skip "$c not installed"
+	done
+	[[ -x $DSFS ]] || fail "daemon not built: $DSFS"
+}
+
+# require_cmd CMD...: each CMD must be installed (skip otherwise).
+require_cmd() {
+	local c
+
+	for c in "$@"; do
+		command -v "$c" >/dev/null || skip "$c not installed"
+	done
+}
+
+# Mountinfo field 5 is the mount point (whitespace octal-escaped, hence no
+# whitespace in $WORK); the type follows the "-" field.
+# is_mounted MNT [TYPE]: something (of TYPE) is mounted exactly at MNT.
+is_mounted() {
+	awk -v m="$1" -v t="${2:-}" '
+		{ for (i = 7; $i != "-"; i++) ; if ($5 == m && (t == "" || $(i + 1) == t)) f = 1 }
+		END { exit !f }' /proc/self/mountinfo
+}
+
+# mount_count MNT: how many mounts are stacked exactly at MNT.
+mount_count() {
+	awk -v m="$1" '$5 == m { n++ } END { print n + 0 }' /proc/self/mountinfo
+}
+
+track_mount() {
+	MOUNTS+=("$1")
+}
+
+# pid_alive PID: the process exists and is not a zombie.
+pid_alive() {
+	local st
+
+	st=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ -n $st && $st != Z ]]
+}
+
+# wait_gone PID [SECS]: poll until PID has exited (default 20 s); 1 on timeout.
+wait_gone() {
+	local deadline=$((SECONDS + ${2:-20}))
+
+	while pid_alive "$1"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.05
+	done
+}
+
+# make_volume SIZE_MB: a sparse image on a direct-I/O loop device, XFS,
+# mounted at $VOL.  mkfs.xfs wants at least 300 MB.
+make_volume() {
+	local img="$WORK/vol.img"
+
+	truncate -s "${1}M" "$img"
+	LOOP=$(losetup --direct-io=on --find --show "$img") || fail "losetup $img"
+	mkfs.xfs -q "$LOOP" || fail "mkfs.xfs $LOOP"
+	VOL="$WORK/vol"
+	mkdir "$VOL"
+	mount "$LOOP" "$VOL" || fail "mount $LOOP $VOL"
+	export VOL
+}
+
+# mount_dsfs SRC MNT [dsfs args...]: start the daemon in the foreground in
+# the background, stderr to a log in $WORK, and wait until MNT is a
+# fuse.dsfs mount.  DSFS_NOFILE=N sets the daemon's open-file limit.
+# SIGINT is reset to default: bash starts background jobs with it ignored,
+# and libfuse leaves an ignored signal alone.
+mount_dsfs() {
+	local src=$1 mnt=$2 log pid rc deadline
+	shift 2
+
+	mnt=$(realpath "$mnt")
+	log="$WORK/dsfs.$((++DSFS_NLOG)).log"
+	(
+		if [[ -n ${DSFS_NOFILE:-} ]]; then ulimit -n "$DSFS_NOFILE"; fi
+		exec env --default-signal=INT "$DSFS" "$src" "$mnt" -f "$@"
+	) 2>"$log" &
+	pid=$!
+	DSFS_PID[$mnt]=$pid
+	DSFS_LOG[$mnt]=$log
+	track_mount "$mnt"
+	deadline=$((SECONDS + 20))
+	until is_mounted "$mnt" fuse.dsfs; do
+		if ! pid_alive "$pid"; then
+			rc=0
+			wait "$pid" || rc=$?
+			cat "$log" >&2
+			unset "DSFS_PID[$mnt]"
+			fail "dsfs $src $mnt $* exited ($rc) before mounting"
+		fi
+		((SECONDS < deadline)) || fail "dsfs $src $mnt $*: not mounted after 20 s"
+		sleep 0.02
+	done
+}
+
+# log_ok LOG: the log has no sanitizer report (print it if it has).
+log_ok() {
+	if grep -qE 'Sanitizer|runtime error' "$1"; then
+		cat "$1" >&2
+		return 1
+	fi
+}
+
+# reap MNT: wait for MNT's daemon (20 s at most), then check its exit status
+# (when it is our child) and its log.  Returns non-zero on any problem.
+reap() {
+	local mnt=$1 pid=${DSFS_PID[$1]:-} log=${DSFS_LOG[$1]:-} rc=0
+
+	[[ -n $pid ]] || return 0
+	unset "DSFS_PID[$mnt]" "DSFS_LOG[$mnt]"
+	if ! wait_gone "$pid"; then
+		echo "dsfs for $mnt (pid $pid) still running; killing it" >&2
+		kill -KILL "$pid" 2>/dev/null
+		rc=1
+	fi
+	if [[ -n $log ]]; then
+		local st=0
+
+		wait "$pid" 2>/dev/null || st=$?
+		if ((st != 0)); then
+			echo "dsfs for $mnt exited with status $st" >&2
+			cat "$log" >&2
+			rc=1
+		fi
+		log_ok "$log" || rc=1
+	fi
+	return "$rc"
+}
+
+forget_mount() {
+	local m keep=()
+
+	for m in "${MOUNTS[@]}"; do
+		[[ $m == "$1" ]] || keep+=("$m")
+	done
+	MOUNTS=("${keep[@]}")
+}
+
+# unmount_dsfs MNT: umount it and fail unless its daemon exits 0 with a
+# clean log.
+unmount_dsfs() {
+	local mnt
+
+	mnt=$(realpath "$1")
+	umount "$mnt" || fail "umount $mnt"
+	forget_mount "$mnt"
+	reap "$mnt" || fail "dsfs for $mnt did not exit cleanly"
+	! is_mounted "$mnt" fuse.dsfs || fail "$mnt still mounted after umount"
+}
+
+# kill_dsfs SIG MNT: send SIG to MNT's daemon (started by mount_dsfs) and
+# fail unless it unmounts and exits 0 with a clean log.
+kill_dsfs() {
+	local sig=$1 mnt pid
+
+	mnt=$(realpath "$2")
+	pid=${DSFS_PID[$mnt]:-}
+	[[ -n $pid ]] || fail "no daemon recorded for $mnt"
+	kill -"$sig" "$pid" || fail "kill -$sig $pid"
+	reap "$mnt" || fail "dsfs for $mnt did not exit cleanly on SIG$sig"
+	forget_mount "$mnt"
+	! is_mounted "$mnt" || fail "$mnt still mounted after SIG$sig"
+}
+
+# find_daemon MNT: find the dsfs process (this build's binary) that has MNT
+# among its arguments, for daemons that are not our children (started by
+# mount(8), or daemonized), and record it in DSFS_PID so cleanup waits for
+# it.  Fails if there is none.
+find_daemon() {
+	local mnt=$1 exe p a
+	local -a args
+
+	exe=$(realpath "$DSFS")
+	for p in /proc/[0-9]*; do
+		[[ $(readlink "$p/exe" 2>/dev/null) == "$exe" ]] || continue
+		mapfile -d '' args <"$p/cmdline" 2>/dev/null || continue
+		for a in "${args[@]}"; do
+			if [[ $a == "$mnt" ]]; then
+				DSFS_PID[$mnt]=${p#/proc/}
+				unset "DSFS_LOG[$mnt]" # not our child: no status
+				return 0
+			fi
+		done
+	done
+	fail "no dsfs process serving $mnt"
+}
+
+# reexec_in_mount_ns [ARGS...]: run this test again, as root, in a private
+# mount namespace, so the bind mounts it makes over system paths (and any
+# mount it leaks) are seen by nothing else.  Returns in the re-executed copy.
+reexec_in_mount_ns() {
+	[[ ${DSFS_TEST_NS:-} == 1 ]] && return 0
+	require_cmd unshare
+	trap - EXIT INT TERM
+	rm -rf "$WORK"
+	export DSFS_TEST_NS=1
+	exec unshare --mount --propagation private -- bash "$0" "$@"
+}
+
+cleanup() {
+	local rc=$? i m
+
+	set +e
+	trap - EXIT INT TERM
+	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
+		m=${MOUNTS[i]}
+		if is_mounted "$m"; then
+			umount "$m" 2>/dev/null || umount -l "$m"
+		fi
+		reap "$m" || rc=1
+	done
+	# Daemons whose mount never appeared.
+	for m in "${!DSFS_PID[@]}"; do
+		kill -TERM "${DSFS_PID[$m]}" 2>/dev/null
+		reap "$m"
+	done
+	if [[ -n $VOL ]] && is_mounted "$VOL"; then
+		umount "$VOL" || umount -l "$VOL"
+	fi
+	[[ -n $LOOP ]] && losetup -d "$LOOP"
+	[[ -n $WORK ]] && rm -rf --one-file-system "$WORK"
+	exit "$rc"
+}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/dsfs-test.XXXXXX") || fail "mktemp"
+WORK=$(realpath "$WORK")	# mountinfo shows resolved paths
+# Mount tables escape whitespace, and fstab lines split on it.
+[[ $WORK != *[[:space:]]* ]] || { rmdir "$WORK"; fail "TMPDIR must not contain whitespace: $WORK"; }
+# Other users (t-perms.sh) must be able to reach mounts under $WORK.
+chmod 0755 "$WORK"
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM

@@ -1,0 +1,71 @@
+#!/bin/bash
+# t-badinput: bad command lines exit non-zero with exactly one stderr line naming the culprit and mount nothing.
+set -euo pipefail
+. "$srcdir/lib.sh"
+require_root
+
+SRC="$WORK/src"
+MNT="$WORK/mnt"
+BUSY="$WORK/busy"
+mkdir "$SRC" "$MNT" "$BUSY" "$WORK/other"
+: >"$WORK/file"
+"$MKTREE" --file "$SRC/data" 100 1
+
+# bad WANT ARGS...: dsfs ARGS fails, prints one stderr line containing WANT,
+# and leaves $MNT (and $BUSY, if named) as they were.
+bad() {
+	local want=$1 rc=0 lines busy_before
+	shift
+
+	say "checking bad input: dsfs $*"
+	busy_before=$(mount_count "$BUSY")
+	"$DSFS" "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+	lines=$(wc -l <"$WORK/err")
+	if ((rc == 0)) || ((lines != 1)) || ! grep -qF -- "$want" "$WORK/err"; then
+		echo "--- exit status $rc; stderr ($lines lines):" >&2
+		cat "$WORK/err" >&2
+		fail "dsfs $*: wanted a non-zero exit and one stderr line naming '$want'"
+	fi
+	is_mounted "$MNT" && fail "dsfs $*: left something mounted at $MNT"
+	[[ $(mount_count "$BUSY") == "$busy_before" ]] ||
+		fail "dsfs $*: mounted over $BUSY"
+	return 0
+}
+
+cd "$WORK"
+bad bogus_opt "$SRC" "$MNT" -o bogus_opt
+bad bogus_opt "$SRC" "$MNT" -o ro,bogus_opt,allow_other
+bad entry_timeout=abc "$SRC" "$MNT" -o entry_timeout=abc
+bad entry_timeout= "$SRC" "$MNT" -o entry_timeout=
+bad attr_timeout=-1 "$SRC" "$MNT" -o attr_timeout=-1
+bad max_open=0 "$SRC" "$MNT" -o max_open=0
+bad max_open=12x "$SRC" "$MNT" -o max_open=12x
+bad max_threads=99999999999999999999999 "$SRC" "$MNT" \
+	-o max_threads=99999999999999999999999
+bad "$WORK/nonexistent" "$WORK/nonexistent" "$MNT"
+bad "$WORK/file" "$WORK/file" "$MNT"
+bad "$WORK/nonexistent" "$SRC" "$WORK/nonexistent"
+bad "$WORK/file" "$SRC" "$WORK/file"
+bad SOURCE
+bad MOUNTPOINT "$SRC"
+bad extra "$SRC" "$MNT" extra
+
+say "checking a MOUNTPOINT that is already a mount point (bind mount)"
+mount --bind "$WORK/other" "$BUSY"
+track_mount "$BUSY"
+bad "$BUSY" "$SRC" "$BUSY"
+umount "$BUSY"
+
+say "checking a MOUNTPOINT that is already a dsfs mount"
+mount_dsfs "$SRC" "$BUSY"
+bad "$BUSY" "$SRC" "$BUSY"
+cmp "$BUSY/data" "$SRC/data" || fail "the first mount stopped working"
+unmount_dsfs "$BUSY"
+
+say "checking --help and -V"
+"$DSFS" --help >"$WORK/out" 2>"$WORK/err" || fail "dsfs --help exited $?"
+grep -q "usage:" "$WORK/out" || fail "dsfs --help prints no usage"
+[[ ! -s $WORK/err ]] || fail "dsfs --help wrote to stderr: $(cat "$WORK/err")"
+"$DSFS" -V >"$WORK/out" 2>&1 || fail "dsfs -V exited $?"
+grep -qE '^dsfs [0-9]+\.[0-9]+' "$WORK/out" || fail "dsfs -V: $(cat "$WORK/out")"
+say "ok"

@@ -1,0 +1,96 @@
+#!/bin/bash
+# t-mount: mount(8) and fstab integration, fusermount3 -u, clean exit on SIGTERM/SIGINT, daemon mode, the "mounted" log line.
+set -euo pipefail
+. "$srcdir/lib.sh"
+require_root
+require_cmd unshare fusermount3
+[[ -x /sbin/mount.fuse3 || -x /usr/sbin/mount.fuse3 ]] || skip "mount.fuse3 not installed"
+reexec_in_mount_ns "$@"
+
+# What mount(8) runs helpers with: dsfs must come from /usr/local/sbin,
+# where this namespace sees the build's daemon, and nowhere else.
+SYS_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+make_volume 300
+SRC="$VOL/src"
+MNT="$WORK/mnt"
+mkdir "$MNT" "$WORK/sbin"
+"$MKTREE" "$SRC" 300 5 5000 7
+
+ln -s "$(realpath "$DSFS")" "$WORK/sbin/dsfs"
+mount --bind "$WORK/sbin" /usr/local/sbin
+track_mount /usr/local/sbin
+echo "$SRC $MNT fuse.dsfs allow_other,noauto 0 0" >"$WORK/fstab"
+mount --bind "$WORK/fstab" /etc/fstab
+track_mount /etc/fstab
+
+# check_mounted: /proc/mounts has MNT as fuse.dsfs from SRC, read-only,
+# and the data read through it is right.
+check_mounted() {
+	local line
+
+	line=$(awk -v m="$MNT" '$2 == m' /proc/mounts)
+	say "checking /proc/mounts: $line"
+	[[ -n $line ]] || fail "$MNT not in /proc/mounts"
+	read -r dev _ type opts _ <<<"$line"
+	[[ $type == fuse.dsfs ]] || fail "type is $type, not fuse.dsfs"
+	[[ $dev == "$SRC" ]] || fail "source is $dev, not $SRC"
+	[[ ,$opts, == *,ro,* ]] || fail "not mounted ro: $opts"
+	"$READCHECK" tree "$SRC" "$MNT" || fail "readcheck tree"
+}
+
+# after_unmount: the daemon found by find_daemon exits and MNT is gone.
+after_unmount() {
+	reap "$MNT" || fail "the daemon for $MNT did not exit"
+	forget_mount "$MNT"
+	! is_mounted "$MNT" || fail "$MNT still mounted"
+}
+
+say "checking mount -t fuse.dsfs (mount.fuse3 runs dsfs from PATH)"
+env PATH="$SYS_PATH" mount -t fuse.dsfs "$SRC" "$MNT" -o allow_other ||
+	fail "mount -t fuse.dsfs"
+track_mount "$MNT"
+find_daemon "$MNT"
+check_mounted
+say "checking umount"
+umount "$MNT" || fail "umount $MNT"
+after_unmount
+
+say "checking an /etc/fstab entry with mount MNT"
+env PATH="$SYS_PATH" mount "$MNT" || fail "mount $MNT (from fstab)"
+track_mount "$MNT"
+find_daemon "$MNT"
+check_mounted
+say "checking fusermount3 -u"
+fusermount3 -u "$MNT" || fail "fusermount3 -u $MNT"
+after_unmount
+
+for sig in TERM INT; do
+	say "checking that SIG$sig unmounts cleanly"
+	mount_dsfs "$SRC" "$MNT"
+	cmp "$MNT/d00000/f0000000" "$SRC/d00000/f0000000" || fail "read before SIG$sig"
+	kill_dsfs "$sig" "$MNT"
+done
+
+say "checking that -f logs a \"mounted\" line to stderr"
+mount_dsfs "$SRC" "$MNT"
+log=${DSFS_LOG[$MNT]}
+# The mount appears before the daemon logs it: allow it a moment.
+for ((i = 0; i < 100; i++)); do
+	grep -q "mounted" "$log" && break
+	sleep 0.05
+done
+grep -q "mounted" "$log" || fail "no 'mounted' line in the -f log: $(cat "$log")"
+unmount_dsfs "$MNT"
+
+say "checking that daemon mode returns only once the mount is in place"
+"$DSFS" "$SRC" "$MNT" -o allow_other 2>"$WORK/daemon.err" ||
+	fail "dsfs (daemon mode) exited $?: $(cat "$WORK/daemon.err")"
+track_mount "$MNT"
+is_mounted "$MNT" fuse.dsfs || fail "dsfs returned before $MNT was mounted"
+find_daemon "$MNT"
+cmp "$MNT/d00004/f0000004" "$SRC/d00004/f0000004" || fail "read in daemon mode"
+[[ ! -s $WORK/daemon.err ]] || fail "daemon mode wrote to stderr: $(cat "$WORK/daemon.err")"
+umount "$MNT" || fail "umount $MNT"
+after_unmount
+say "ok"

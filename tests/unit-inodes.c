@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* unit-inodes: inode identity, paths, references and freeing. */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "inodes.h"
+#include "unit-check.h"
+
+static struct stat st_of(uint64_t ino, mode_t type)
+{
+	struct stat st;
+
+	memset(&st, 0, sizeof(st));
+	st.st_dev = 7;
+	st.st_ino = ino;
+	st.st_mode = type | 0644;
+	return st;
+}
+
+static int path_is(struct dsfs_inode *in, const char *want)
+{
+	char buf[256];
+
+	return dsfs_inodes_path(in, buf, sizeof(buf)) == 0 && !strcmp(buf, want);
+}
+
+static void test_paths_and_refs(void)
+{
+	struct stat rst = st_of(1, S_IFDIR), ast = st_of(2, S_IFDIR),
+		    bst = st_of(3, S_IFREG);
+	struct dsfs_inodes *t = dsfs_inodes_new(&rst);
+	struct dsfs_inode *root = dsfs_inodes_get(t, 1), *a, *b, *b2;
+	char small[4];
+
+	CHECK(path_is(root, "."));
+	CHECK(dsfs_inodes_nodeid(t, root) == 1);
+	a = dsfs_inodes_ref_child(t, root, "a dir", &ast);
+	b = dsfs_inodes_ref_child(t, a, "café.jpg", &bst);
+	CHECK(path_is(a, "a dir"));
+	CHECK(path_is(b, "a dir/café.jpg"));
+	CHECK(dsfs_inodes_get(t, dsfs_inodes_nodeid(t, b)) == b);
+	CHECK(dsfs_inodes_path(b, small, sizeof(small)) == -ENAMETOOLONG);
+	/* A second name for the same file (hard link) is the same inode. */
+	b2 = dsfs_inodes_ref_child(t, root, "link", &bst);
+	CHECK(b2 == b && path_is(b2, "a dir/café.jpg"));
+	/* SOURCE reached again (bind mount inside it) maps to the root. */
+	CHECK(dsfs_inodes_ref_child(t, a, "loop", &rst) == root);
+	CHECK(dsfs_inodes_count(t) == 3);
+	/* The kernel forgets the directory first: the child keeps it. */
+	dsfs_inodes_unref(t, a, 1);
+	CHECK(dsfs_inodes_count(t) == 3);
+	CHECK(path_is(b, "a dir/café.jpg"));
+	dsfs_inodes_unref(t, b, 2);
+	CHECK(dsfs_inodes_count(t) == 1);
+	dsfs_inodes_unref(t, root, 5); /* the root is never freed */
+	CHECK(path_is(root, "."));
+	dsfs_inodes_free(t);
+}
+
+#define THREADS 4
+#define FILES 2000
+
+static struct dsfs_inodes *shared;
+
+static void *churn(void *arg)
+{
+	struct dsfs_inode *root = dsfs_inodes_get(shared, 1);
+	unsigned round, i;
+
+	for (round = 0; round < 5; round++) {
+		struct dsfs_inode *dir, *got[FILES];
+		struct stat dst = st_of(100, S_IFDIR);
+
+		dir = dsfs_inodes_ref_child(shared, root, "d", &dst);
+		for (i = 0; i < FILES; i++) {
+			struct stat fst = st_of(1000 + i, S_IFREG);
+			char name[16];
+
+			snprintf(name, sizeof(name), "f%u", i);
+			got[i] = dsfs_inodes_ref_child(shared, dir, name, &fst);
+			CHECK(got[i] && got[i]->ino == 1000 + i);
+		}
+		for (i = 0; i < FILES; i++)
+			dsfs_inodes_unref(shared, got[i], 1);
+		dsfs_inodes_unref(shared, dir, 1);
+	}
+	return arg;
+}
+
+static void test_concurrent(void)
+{
+	struct stat rst = st_of(1, S_IFDIR);
+	pthread_t t[THREADS];
+	unsigned i;
+
+	shared = dsfs_inodes_new(&rst);
+	for (i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, churn, NULL);
+	for (i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	CHECK(dsfs_inodes_count(shared) == 1); /* everything freed */
+	dsfs_inodes_free(shared);
+}
+
+int main(void)
+{
+	test_paths_and_refs();
+	test_concurrent();
+	return UNIT_DONE();
+}
