@@ -60,6 +60,10 @@ static struct dsfs_inode *inode_alloc(struct dsfs_inode *parent,
 	in->dev = st->st_dev;
 	in->ino = st->st_ino;
 	in->type = st->st_mode & S_IFMT;
+	in->size = (uint64_t)st->st_size;
+	in->ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000u +
+		       (uint64_t)st->st_ctim.tv_nsec;
+	in->ra_next = in->ra_window = 0;
 	memcpy(in->name, name, len);
 	return in;
 }
@@ -274,6 +278,25 @@ int dsfs_inodes_path(const struct dsfs_inode *in, char *buf, size_t size)
 			buf[--pos] = '/';
 	}
 	return 0;
+}
+
+int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
+		     uint64_t *nodeid)
+{
+	uint64_t h = id_hash(dev, ino);
+	struct ishard *s = shard_of(t, h);
+	struct dsfs_inode *in;
+
+	if (dev == t->root->dev && ino == t->root->ino) {
+		*nodeid = FUSE_ROOT_NODEID;
+		return 0;
+	}
+	pthread_mutex_lock(&s->lock);
+	in = find_locked(s, h, dev, ino);
+	if (in)
+		*nodeid = (uint64_t)(uintptr_t)in;
+	pthread_mutex_unlock(&s->lock);
+	return in ? 0 : -ENOENT;
 }
 
 uint64_t dsfs_inodes_count(struct dsfs_inodes *t)

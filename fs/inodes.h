@@ -31,6 +31,13 @@ struct dsfs_inode {
 	struct dsfs_inode *parent;	/* NULL for the root; holds a ref */
 	uint64_t dev, ino;		/* backing identity */
 	mode_t type;			/* S_IFMT bits */
+	/* Relaxed atomics, written by lookup/getattr and the read path; a
+	 * stale value only delays a heuristic or shortens a read to the size
+	 * the kernel was last told. */
+	uint64_t size;			/* st_size last reported */
+	uint64_t ctime_ns;		/* st_ctim last seen: changes on any
+					   write, truncate or rename */
+	uint64_t ra_next, ra_window;	/* sequential read-ahead state */
 	char name[];			/* "" for the root */
 };
 
@@ -59,6 +66,11 @@ void dsfs_inodes_unref(struct dsfs_inodes *t, struct dsfs_inode *inode,
  * Returns 0 or -ENAMETOOLONG.  O(depth); no lock.
  */
 int dsfs_inodes_path(const struct dsfs_inode *inode, char *buf, size_t size);
+
+/* The node id of the live inode for (dev, ino): 0, or -ENOENT.  The id is
+ * only a name for the kernel; the inode may be freed right after. */
+int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
+		     uint64_t *nodeid);
 
 /* Number of live inodes, root included; for tests and stats. */
 uint64_t dsfs_inodes_count(struct dsfs_inodes *t);

@@ -80,6 +80,46 @@ static int add_mount_args(struct fuse_args *args, const struct dsfs_opts *o)
 	return err ? -1 : 0;
 }
 
+/* The cache: before mounting, so a refusal (hugepages=require with too
+ * small a pool) reaches the user's terminal and nothing gets mounted. */
+static int cache_init(struct dsfs_fs *fs)
+{
+	struct dsfs_cache_cfg ccfg = { &fs->arena, fs->opts.verify != 0 };
+	char why[256] = "";
+	int err;
+
+	err = dsfs_arena_create(&fs->arena, &fs->opts.cache, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "dsfs: %s\n", why[0] ? why : strerror(-err));
+		return -1;
+	}
+	fs->cache = dsfs_cache_new(&ccfg);
+	if (!fs->cache) {
+		fprintf(stderr, "dsfs: out of memory for the cache index\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The plan's layout, built before mounting so that a bad list file or
+ * dataset directory is refused on the user's terminal. */
+static int plan_init(struct dsfs_fs *fs)
+{
+	const struct dsfs_plan_cfg *p = &fs->opts.plan;
+	char why[512] = "";
+	int err;
+
+	if (p->sampler.kind == DSFS_SAMPLER_NONE)
+		return 0;
+	err = dsfs_layout_build(fs->root_fd, p->dataset, p->layout, p->list,
+				&fs->layout, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "dsfs: %s\n", why[0] ? why : strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
 static int fs_init(struct dsfs_fs *fs)
 {
 	struct stat st;
@@ -90,17 +130,49 @@ static int fs_init(struct dsfs_fs *fs)
 			strerror(errno));
 		return -1;
 	}
+	fs->owner = getuid();
+	fs->direct_io = true;
 	fs->inodes = dsfs_inodes_new(&st);
 	fs->fdpool = dsfs_fdpool_new(fs->opts.max_open);
 	if (!fs->inodes || !fs->fdpool) {
 		fprintf(stderr, "dsfs: out of memory\n");
 		return -1;
 	}
-	return 0;
+	return cache_init(fs) ? -1 : plan_init(fs);
+}
+
+/* The I/O engine: after daemonizing, as its thread would not survive
+ * fuse_daemonize()'s fork. */
+static int io_init(struct dsfs_fs *fs)
+{
+	struct dsfs_io_cfg cfg = { 0 };
+	char why[256] = "";
+	int err;
+
+	cfg.depth = fs->opts.io_depth;
+	cfg.fdpool = fs->fdpool;
+	/* Registering pins and faults in the whole arena at once: free for
+	 * hugetlb pages (reserved at mmap anyway), a start-up cost and a full
+	 * cache_size of RSS from the first second for THP or 4 KiB pages. */
+	if (fs->arena.kind == DSFS_PAGE_HUGETLB) {
+		cfg.fixed_base = fs->arena.base;
+		cfg.fixed_size = fs->arena.size;
+	}
+	err = dsfs_io_new(&cfg, &fs->io, why, sizeof(why));
+	if (err)
+		dsfs_err("I/O engine: %s", why[0] ? why : strerror(-err));
+	return err;
 }
 
 static void fs_destroy(struct dsfs_fs *fs)
 {
+	if (fs->io)
+		dsfs_io_free(fs->io); /* completes every fill in flight */
+	if (fs->cache)
+		dsfs_cache_free(fs->cache);
+	if (fs->arena.base)
+		dsfs_arena_destroy(&fs->arena);
+	dsfs_layout_free(fs->layout);
 	dsfs_fdpool_free(fs->fdpool);
 	dsfs_inodes_free(fs->inodes);
 	if (fs->root_fd >= 0)
@@ -111,6 +183,7 @@ static void fs_destroy(struct dsfs_fs *fs)
 static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 {
 	struct fuse_loop_config *cfg = NULL;
+	struct dsfs_fresh *fresh = NULL;
 	struct fuse_session *se;
 	int ret = 1;
 
@@ -125,6 +198,18 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 		goto out_unmount;
 	if (!fs->opts.foreground)
 		dsfs_log_to_syslog();
+	dsfs_info("cache: %llu MiB of %s pages on NUMA node(s) %s",
+		  (unsigned long long)(fs->arena.size >> 20),
+		  dsfs_page_kind_name(fs->arena.kind), fs->arena.nodes);
+	if (fs->layout)
+		dsfs_info("plan: %s over %llu samples (layout %s of %s); prefetch by plan is not active yet: serving with the heuristics",
+			  dsfs_sampler_name(fs->opts.plan.sampler.kind),
+			  (unsigned long long)dsfs_layout_count(fs->layout),
+			  dsfs_layout_kind_name(fs->opts.plan.layout),
+			  fs->opts.plan.dataset);
+	if (io_init(fs))
+		goto out_unmount;
+	dsfs_fresh_start(fs, se, &fresh);
 	dsfs_info("mounted %s on %s (read-only)", fs->opts.source,
 		  fs->opts.mountpoint);
 	cfg = fuse_loop_cfg_create();
@@ -137,12 +222,35 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 	dsfs_info("unmounting %s", fs->opts.mountpoint);
 	fuse_loop_cfg_destroy(cfg);
 out_unmount:
+	dsfs_fresh_stop(fresh);
 	fuse_session_unmount(se);
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_session:
 	fuse_session_destroy(se);
 	return ret;
+}
+
+/* dsfs --print-plan SOURCE -o ...: the predicted order of one epoch. */
+static int print_plan(struct dsfs_fs *fs)
+{
+	const struct dsfs_plan_cfg *p = &fs->opts.plan;
+	char why[512] = "";
+	int err;
+
+	fs->root_fd = open(fs->opts.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fs->root_fd < 0) {
+		fprintf(stderr, "dsfs: SOURCE %s: %s\n", fs->opts.source,
+			strerror(errno));
+		return 1;
+	}
+	err = dsfs_plan_print(p, fs->root_fd, p->epoch, p->rank_first, stdout,
+			      why, sizeof(why));
+	if (!err && fflush(stdout))
+		err = -errno;
+	if (err)
+		fprintf(stderr, "dsfs: %s\n", why[0] ? why : strerror(-err));
+	return err ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -154,6 +262,10 @@ int main(int argc, char **argv)
 	if (dsfs_opts_parse(argc, argv, &fs.opts, &args) != DSFS_OPTS_OK)
 		goto out;
 	dsfs_log_set_debug(fs.opts.debug);
+	if (fs.opts.print_plan) {
+		ret = resolve_dir("SOURCE", &fs.opts.source) ? 1 : print_plan(&fs);
+		goto out;
+	}
 	if (resolve_dir("SOURCE", &fs.opts.source) ||
 	    resolve_dir("MOUNTPOINT", &fs.opts.mountpoint) ||
 	    check_not_mounted(fs.opts.mountpoint) ||

@@ -8,7 +8,7 @@
  * its own: long timeouts, and OPEN answered ENOSYS so the kernel stops
  * sending OPEN/RELEASE and keeps each file's page cache (FLUSH is not
  * implemented, so libfuse answers ENOSYS to it too).  Reads arrive with the
- * node id only and borrow a backing fd from the bounded pool.
+ * node id only and are served by read.c.
  *
  * Threads: every FUSE worker enters here; state is reached through the
  * request (struct dsfs_fs) and locked by the objects themselves.  Each
@@ -75,12 +75,34 @@ static int inode_stat(struct dsfs_fs *fs, const struct dsfs_inode *in,
 	return err;
 }
 
+/*
+ * Record attributes just read from SOURCE.  A new ctime means the file was
+ * written, truncated or replaced since dsfs last looked: its cached data is
+ * dropped (the kernel drops its own pages when it sees the new mtime/size,
+ * FUSE_CAP_AUTO_INVAL_DATA).  This is how changes made elsewhere (another
+ * machine on a shared filesystem) are noticed, bounded by attr_timeout.
+ */
+static void note_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
+		      const struct stat *st)
+{
+	uint64_t ct = (uint64_t)st->st_ctim.tv_sec * 1000000000u +
+		      (uint64_t)st->st_ctim.tv_nsec;
+
+	__atomic_store_n(&in->size, (uint64_t)st->st_size, __ATOMIC_RELAXED);
+	if (__atomic_exchange_n(&in->ctime_ns, ct, __ATOMIC_RELAXED) != ct &&
+	    S_ISREG(st->st_mode)) {
+		dsfs_cache_invalidate(fs->cache, in->dev, in->ino);
+		dsfs_fdpool_forget(fs->fdpool, in->dev, in->ino);
+	}
+}
+
 void dsfs_fill_entry(struct dsfs_fs *fs, struct fuse_entry_param *e,
 		     struct dsfs_inode *in, const struct stat *st)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = dsfs_inodes_nodeid(fs->inodes, in);
 	e->attr = *st;
+	note_attr(fs, in, st);
 	e->attr_timeout = fs->opts.attr_timeout;
 	e->entry_timeout = fs->opts.entry_timeout;
 }
@@ -162,13 +184,16 @@ static void dsfs_op_getattr(fuse_req_t req, fuse_ino_t ino,
 			    struct fuse_file_info *fi)
 {
 	struct dsfs_fs *fs = dsfs_req_fs(req);
+	struct dsfs_inode *in = dsfs_req_inode(req, ino);
 	struct stat st;
-	int err = inode_stat(fs, dsfs_req_inode(req, ino), &st);
+	int err = inode_stat(fs, in, &st);
 
-	if (err)
+	if (err) {
 		fuse_reply_err(req, -err);
-	else
-		fuse_reply_attr(req, &st, fs->opts.attr_timeout);
+		return;
+	}
+	note_attr(fs, in, &st);
+	fuse_reply_attr(req, &st, fs->opts.attr_timeout);
 }
 
 static void dsfs_op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -238,65 +263,6 @@ static void dsfs_op_open(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, ENOSYS);
 }
 
-struct open_ctx {
-	struct dsfs_fs *fs;
-	const struct dsfs_inode *in;
-};
-
-static int pool_open(void *arg, const struct dsfs_fdkey *key)
-{
-	struct open_ctx *c = arg;
-
-	return dsfs_inode_open(c->fs, c->in, (int)key->flags | O_NOFOLLOW);
-}
-
-/* Read up to size bytes at off; short only at end of file.  n or -errno. */
-static ssize_t pread_full(int fd, char *buf, size_t size, off_t off)
-{
-	size_t done = 0;
-
-	while (done < size) {
-		ssize_t n = pread(fd, buf + done, size - done,
-				  off + (off_t)done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
-
-static void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size,
-			 off_t off, struct fuse_file_info *fi)
-{
-	struct dsfs_fs *fs = dsfs_req_fs(req);
-	struct dsfs_inode *in = dsfs_req_inode(req, ino);
-	struct dsfs_fdkey key = { in->dev, in->ino, O_RDONLY };
-	struct open_ctx ctx = { fs, in };
-	struct dsfs_fdref ref;
-	char *buf = NULL;
-	ssize_t n;
-	int err;
-
-	err = dsfs_fdpool_get(fs->fdpool, &key, pool_open, &ctx, &ref);
-	if (err) {
-		fuse_reply_err(req, -err);
-		return;
-	}
-	buf = malloc(size ? size : 1);
-	n = buf ? pread_full(ref.fd, buf, size, off) : -ENOMEM;
-	dsfs_fdpool_put(fs->fdpool, &ref);
-	if (n < 0)
-		fuse_reply_err(req, (int)-n);
-	else
-		fuse_reply_buf(req, buf, (size_t)n);
-	free(buf);
-}
-
 /*
  * getxattr/listxattr through /proc/self/fd on an O_PATH fd: works for
  * files, directories and symlinks alike without opening data.
@@ -342,6 +308,8 @@ static void reply_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 static void dsfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			     size_t size)
 {
+	if (dsfs_stats_xattr(req, ino, name, size))
+		return;
 	reply_xattr(req, ino, name, size);
 }
 

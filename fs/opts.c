@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "dsfs.h"
 #include "parse.h"
@@ -28,6 +29,27 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	DSFS_OPT("attr_timeout=%s", attr_timeout_s),
 	DSFS_OPT("max_open=%s", max_open_s),
 	DSFS_OPT("max_threads=%s", max_threads_s),
+	DSFS_OPT("cache_size=%s", cache_size_s),
+	DSFS_OPT("hugepages=%s", hugepages_s),
+	DSFS_OPT("numa=%s", numa_s),
+	DSFS_OPT("io_depth=%s", io_depth_s),
+	DSFS_OPT("whole_file_max=%s", whole_file_max_s),
+	DSFS_OPT("readahead_max=%s", readahead_max_s),
+	DSFS_OPT("stats=%s", stats_s),
+	{ "verify", offsetof(struct dsfs_opts, verify), 1 },
+	DSFS_OPT("sampler=%s", plan_opts.sampler),
+	DSFS_OPT("seed=%s", plan_opts.seed),
+	DSFS_OPT("epoch=%s", plan_opts.epoch),
+	DSFS_OPT("layout=%s", plan_opts.layout),
+	DSFS_OPT("dataset=%s", plan_opts.dataset),
+	DSFS_OPT("list=%s", plan_opts.list),
+	DSFS_OPT("world=%s", plan_opts.world),
+	DSFS_OPT("rank=%s", plan_opts.rank),
+	DSFS_OPT("ranks=%s", plan_opts.ranks),
+	{ "drop_last", offsetof(struct dsfs_opts, plan_opts.drop_last), 1 },
+	{ "persistent_workers",
+	  offsetof(struct dsfs_opts, plan_opts.persistent_workers), 1 },
+	{ "--print-plan", offsetof(struct dsfs_opts, print_plan), 1 },
 	FUSE_OPT_KEY("-f", KEY_FOREGROUND),
 	FUSE_OPT_KEY("-d", KEY_DEBUG),
 	FUSE_OPT_KEY("debug", KEY_DEBUG),
@@ -44,10 +66,15 @@ static const struct fuse_opt dsfs_opt_table[] = {
 
 #define DEFAULT_TIMEOUT 86400.0
 #define DEFAULT_MAX_THREADS 16
+#define DEFAULT_IO_DEPTH 64
+#define DEFAULT_CACHE_PERCENT 25
+#define DEFAULT_WHOLE_FILE_MAX (16ull << 20)
+#define DEFAULT_READAHEAD_MAX (64ull << 20)
 
 static void usage(const char *prog)
 {
 	printf("usage: %s SOURCE MOUNTPOINT [-o opt[,opt...]] [-f] [-d]\n"
+	       "       %s --print-plan SOURCE -o sampler=...[,opt...]\n"
 	       "\n"
 	       "Mirror the directory SOURCE read-only at MOUNTPOINT.\n"
 	       "\n"
@@ -61,9 +88,41 @@ static void usage(const char *prog)
 	       "    -o max_open=N          backing files kept open at most\n"
 	       "                           (default RLIMIT_NOFILE/4, at most 512)\n"
 	       "    -o max_threads=N       FUSE worker threads at most (default %d)\n"
+	       "    -o cache_size=SIZE     memory for cached file data: N[K|M|G|T] or\n"
+	       "                           N%% of physical memory (default 25%%)\n"
+	       "    -o hugepages=MODE      auto|require|off (default auto)\n"
+	       "    -o numa=POLICY         local|interleave|NODE (default local)\n"
+	       "    -o io_depth=N          backing reads in flight (default %d)\n"
+	       "    -o whole_file_max=SIZE fetch files up to SIZE whole on first\n"
+	       "                           read (default 16M; 0: never)\n"
+	       "    -o readahead_max=SIZE  read-ahead limit for sequential reads of\n"
+	       "                           larger files (default 64M; 0: none)\n"
+	       "    -o verify              hash cached data, check it on every read\n"
+	       "    -o stats=WHO           private (root and the mounting user) or\n"
+	       "                           public (default private)\n"
+	       "\n"
+	       "Plan (the loader's read order; see dsfs(8)):\n"
+	       "    -o sampler=NAME        none, sequential, torch-random,\n"
+	       "                           torch-distributed, python-shuffle or\n"
+	       "                           numpy-permutation (default none)\n"
+	       "    -o seed=INT            the seed the training script uses\n"
+	       "    -o epoch=auto|N        the epoch the loader is in (default auto)\n"
+	       "    -o layout=NAME         imagefolder, sorted or list (default\n"
+	       "                           imagefolder)\n"
+	       "    -o dataset=DIR         the dataset directory, relative to SOURCE\n"
+	       "                           (default .)\n"
+	       "    -o list=FILE           layout=list: one path per line\n"
+	       "    -o world=N             torch-distributed: number of ranks\n"
+	       "    -o rank=R, ranks=A-B   torch-distributed: this node's ranks\n"
+	       "                           (default all)\n"
+	       "    -o drop_last           torch-distributed: drop_last=True\n"
+	       "    -o persistent_workers  torch-random: persistent_workers=True\n"
+	       "    --print-plan           print the read order of one epoch (epoch=N,\n"
+	       "                           rank=R) for SOURCE and exit: dsfs\n"
+	       "                           --print-plan SOURCE -o OPTIONS\n"
 	       "\n"
 	       "Generic mount options (allow_other, ...):\n",
-	       prog, DEFAULT_MAX_THREADS);
+	       prog, prog, DEFAULT_MAX_THREADS, DEFAULT_IO_DEPTH);
 	fuse_lowlevel_help();
 }
 
@@ -136,6 +195,112 @@ static int check_count(const char *name, const char *val, uint64_t max,
 	return 0;
 }
 
+static uint64_t phys_mem(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
+}
+
+static int check_size(const char *name, const char *val, uint64_t total,
+		      uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v;
+	int err;
+
+	if (!val)
+		return 0;
+	err = dsfs_parse_size(val, total, &v);
+	if (err == -EINVAL) {
+		fprintf(stderr, "dsfs: %s=%s: malformed size; use a number with K, M, G or T%s\n",
+			name, val, total ? ", or a percentage like 40%" : "");
+		return -1;
+	}
+	if (err || v < min || v > max) {
+		fprintf(stderr, "dsfs: %s=%s: must be between %llu and %llu bytes\n",
+			name, val, (unsigned long long)min,
+			(unsigned long long)max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* One of a fixed set of words; index into words, or -1 with a message. */
+static int check_word(const char *name, const char *val,
+		      const char *const *words, int *out)
+{
+	int i;
+
+	if (!val)
+		return 0;
+	for (i = 0; words[i]; i++) {
+		if (!strcmp(val, words[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	fprintf(stderr, "dsfs: %s=%s: unknown value; use %s", name, val, words[0]);
+	for (i = 1; words[i]; i++)
+		fprintf(stderr, "%s%s", words[i + 1] ? ", " : " or ", words[i]);
+	fprintf(stderr, "\n");
+	return -1;
+}
+
+static int check_numa(struct dsfs_opts *o)
+{
+	uint64_t node;
+
+	if (!o->numa_s || !strcmp(o->numa_s, "local"))
+		return 0;
+	if (!strcmp(o->numa_s, "interleave")) {
+		o->cache.numa = DSFS_NUMA_INTERLEAVE;
+		return 0;
+	}
+	if (dsfs_parse_u64(o->numa_s, 0, 4095, &node) != 0) {
+		fprintf(stderr, "dsfs: numa=%s: unknown value; use local, interleave or a node number\n",
+			o->numa_s);
+		return -1;
+	}
+	if (dsfs_numa_node_valid((int)node)) {
+		fprintf(stderr, "dsfs: numa=%s: no such NUMA node on this machine\n",
+			o->numa_s);
+		return -1;
+	}
+	o->cache.numa = DSFS_NUMA_NODE;
+	o->cache.numa_node = (int)node;
+	return 0;
+}
+
+/* The options of the cache and the I/O engine. */
+static int validate_cache(struct dsfs_opts *o)
+{
+	static const char *const hp[] = { "auto", "require", "off", NULL };
+	static const char *const who[] = { "private", "public", NULL };
+	uint64_t mem = phys_mem(), size = o->cache.size;
+	int h = (int)o->cache.hugepages, pub = 0;
+
+	if (check_size("cache_size", o->cache_size_s, mem, 1, mem, &size) ||
+	    check_word("hugepages", o->hugepages_s, hp, &h) ||
+	    check_numa(o) ||
+	    check_count("io_depth", o->io_depth_s, 4096, &o->io_depth) ||
+	    check_size("whole_file_max", o->whole_file_max_s, 0, 0, 1ull << 40,
+		       &o->whole_file_max) ||
+	    check_size("readahead_max", o->readahead_max_s, 0, 0, 1ull << 30,
+		       &o->readahead_max) ||
+	    check_word("stats", o->stats_s, who, &pub))
+		return -1;
+	if (size < DSFS_PAGE_SIZE) {
+		fprintf(stderr, "dsfs: cache_size=%s: too small; give at least 4K\n",
+			o->cache_size_s);
+		return -1;
+	}
+	o->cache.size = size;
+	o->cache.hugepages = (enum dsfs_hugepages)h;
+	o->stats_public = pub == 1;
+	return 0;
+}
+
 /* Defaults that depend on the process's limits. */
 static void set_defaults(struct dsfs_opts *o)
 {
@@ -144,14 +309,42 @@ static void set_defaults(struct dsfs_opts *o)
 
 	o->entry_timeout = o->attr_timeout = DEFAULT_TIMEOUT;
 	o->max_threads = DEFAULT_MAX_THREADS;
+	o->io_depth = DEFAULT_IO_DEPTH;
+	o->cache.size = phys_mem() / 100 * DEFAULT_CACHE_PERCENT;
+	o->cache.hugepages = DSFS_HUGEPAGES_AUTO;
+	o->cache.numa = DSFS_NUMA_LOCAL;
+	o->whole_file_max = DEFAULT_WHOLE_FILE_MAX;
+	o->readahead_max = DEFAULT_READAHEAD_MAX;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		n = rl.rlim_cur;
 	n /= 4;
 	o->max_open = n < 1 ? 1 : n > 512 ? 512 : (unsigned)n;
 }
 
+static int validate_plan(struct dsfs_opts *o)
+{
+	char why[512];
+
+	if (dsfs_plan_cfg_parse(&o->plan_opts, &o->plan, why, sizeof(why))) {
+		fprintf(stderr, "dsfs: %s\n", why);
+		return -1;
+	}
+	if (o->print_plan && o->plan.sampler.kind == DSFS_SAMPLER_NONE) {
+		fprintf(stderr, "dsfs: --print-plan needs a plan: give -o sampler=...\n");
+		return -1;
+	}
+	return 0;
+}
+
 static int validate(struct dsfs_opts *o)
 {
+	if (o->print_plan) {
+		if (!o->source || o->mountpoint) {
+			fprintf(stderr, "dsfs: usage: dsfs --print-plan SOURCE -o sampler=...,seed=...\n");
+			return -1;
+		}
+		return validate_plan(o);
+	}
 	if (!o->source || !o->mountpoint) {
 		fprintf(stderr, "dsfs: missing %s; usage: dsfs SOURCE MOUNTPOINT [-o options] (dsfs --help)\n",
 			o->source ? "MOUNTPOINT" : "SOURCE and MOUNTPOINT");
@@ -162,7 +355,7 @@ static int validate(struct dsfs_opts *o)
 	    check_count("max_open", o->max_open_s, 1 << 20, &o->max_open) ||
 	    check_count("max_threads", o->max_threads_s, 1024, &o->max_threads))
 		return -1;
-	return 0;
+	return validate_cache(o) ? -1 : validate_plan(o);
 }
 
 enum dsfs_opts_result dsfs_opts_parse(int argc, char **argv,
@@ -186,4 +379,12 @@ void dsfs_opts_free(struct dsfs_opts *o)
 	free(o->attr_timeout_s);
 	free(o->max_open_s);
 	free(o->max_threads_s);
+	free(o->cache_size_s);
+	free(o->hugepages_s);
+	free(o->numa_s);
+	free(o->io_depth_s);
+	free(o->whole_file_max_s);
+	free(o->readahead_max_s);
+	free(o->stats_s);
+	dsfs_plan_opts_free(&o->plan_opts);
 }

@@ -259,6 +259,13 @@ reexec_in_mount_ns() {
 	exec unshare --mount --propagation private -- bash "$0" "$@"
 }
 
+# at_exit CMD: run CMD (a string for eval) at the end of cleanup, after
+# everything is unmounted, e.g. to restore a sysctl the test changed.
+EXIT_HOOKS=()
+at_exit() {
+	EXIT_HOOKS+=("$1")
+}
+
 cleanup() {
 	local rc=$? i m
 
@@ -281,6 +288,9 @@ cleanup() {
 	fi
 	[[ -n $LOOP ]] && losetup -d "$LOOP"
 	[[ -n $WORK ]] && rm -rf --one-file-system "$WORK"
+	for m in "${EXIT_HOOKS[@]}"; do
+		eval "$m"
+	done
 	exit "$rc"
 }
 

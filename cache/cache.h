@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cache of file data: an index of entries, each one chunk of one backing
+ * file (up to DSFS_CHUNK_SIZE bytes, packed into the arena by the page
+ * allocator), with states, pins, waiters, admission and eviction.
+ *
+ * Entry life: absent -> FILLING (created by a get that returns
+ * DSFS_CACHE_FILL; the caller reads the bytes into dsfs_cache_data() and
+ * calls dsfs_cache_fill_done()) -> READY -> evicted or invalidated.  A failed
+ * fill removes the entry and hands the error to every waiter; the next get
+ * starts afresh.  Entries are pinned while anyone reads or fills their
+ * memory; eviction and invalidation never free pinned memory (an invalidated
+ * pinned entry is unlinked at once and freed at its last unpin).
+ *
+ * Memory: used bytes (whole pages) never exceed the arena's size.
+ *
+ * Policy without a plan: scan-resistant admission (an estimate of each key's
+ * access frequency, kept for absent keys too and aged periodically): when
+ * room must be made, a new entry is admitted only if it is accessed more
+ * often than the entries it would evict, so random-order epochs larger than
+ * the cache keep a hit rate of about cache/dataset instead of thrashing.
+ * (The candidate's estimate counts its accesses before the current one, so
+ * a key that is merely next in a random epoch does not displace an entry
+ * that is also still to be read; see policy.c.)  Victims are chosen
+ * CLOCK-style among unpinned READY entries.
+ *
+ * Threads: any thread may call anything except new/free.  The index is
+ * sharded (a mutex and a condition variable per shard); allocation and
+ * eviction take one policy mutex (only on misses); hits take only their
+ * shard's mutex.  Lock order: policy, then shard.
+ */
+#ifndef DSFS_CACHE_H
+#define DSFS_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+#define DSFS_CHUNK_SHIFT 21u
+#define DSFS_CHUNK_SIZE (1u << DSFS_CHUNK_SHIFT) /* 2 MiB */
+
+struct dsfs_cache;
+struct dsfs_cache_entry;
+
+struct dsfs_cache_key {
+	uint64_t dev, ino;	/* backing file identity */
+	uint64_t chunk;		/* byte offset >> DSFS_CHUNK_SHIFT */
+};
+
+struct dsfs_cache_cfg {
+	struct dsfs_arena *arena;	/* not owned; outlives the cache */
+	bool verify;			/* keep and check an XXH3-64 per entry */
+};
+
+enum dsfs_cache_got {
+	DSFS_CACHE_HIT,		/* *out is READY and pinned */
+	DSFS_CACHE_FILL,	/* *out is new, FILLING and pinned: fill it */
+	DSFS_CACHE_BUSY,	/* NOWAIT only: someone else is filling it */
+};
+
+/* Flags for dsfs_cache_get. */
+#define DSFS_CACHE_NOWAIT 1u	/* never block on another's fill (prefetch) */
+#define DSFS_CACHE_NOFILL 2u	/* lookup only: -ENOENT when absent */
+#define DSFS_CACHE_FORCE 4u	/* admit even if the frequency test says no
+				   (a planned prefetch knows better) */
+
+/* NULL on allocation failure. */
+struct dsfs_cache *dsfs_cache_new(const struct dsfs_cache_cfg *cfg);
+/* No entry may be pinned. */
+void dsfs_cache_free(struct dsfs_cache *c);
+
+/*
+ * Find or create the entry for k.  len: the bytes the chunk should hold
+ * (min(file size - chunk start, DSFS_CHUNK_SIZE)), used to size a new entry.
+ * Returns a dsfs_cache_got value, or:
+ *   -ENOSPC  not admitted, or no room even after eviction (or no memory for
+ *            the entry's bookkeeping): read around the cache;
+ *   -ENOENT  absent and DSFS_CACHE_NOFILL;
+ *   -EINVAL  len is 0 or above DSFS_CHUNK_SIZE;
+ *   -errno   the fill this call waited for failed with that error.
+ * Never -ESTALE: when the fill it waited for was invalidated, the call
+ * starts over (and may return FILL for a fresh entry).
+ * Blocks only while another thread fills the same entry (never with NOWAIT).
+ * Every access counts for the frequency estimate.
+ */
+int dsfs_cache_get(struct dsfs_cache *c, const struct dsfs_cache_key *k,
+		   uint32_t len, unsigned flags, struct dsfs_cache_entry **out);
+
+/* Memory of an entry: capacity whole pages, 4 KiB aligned (for O_DIRECT). */
+char *dsfs_cache_data(struct dsfs_cache *c, const struct dsfs_cache_entry *e);
+uint32_t dsfs_cache_capacity(const struct dsfs_cache_entry *e);
+/* Valid bytes of a READY entry (short at end of file). */
+uint32_t dsfs_cache_len(const struct dsfs_cache_entry *e);
+
+/*
+ * End a fill: result is the number of bytes read (0..capacity) or -errno.
+ * Wakes every waiter.  Any thread (typically the I/O engine's).  Does not
+ * unpin: the filler still holds its pin.
+ */
+void dsfs_cache_fill_done(struct dsfs_cache *c, struct dsfs_cache_entry *e,
+			  int result);
+/* Block until e is no longer FILLING: 0 if READY, else the fill's -errno;
+ * -ESTALE if the file was invalidated during the fill (the bytes were
+ * discarded: get again).  The caller holds a pin on e. */
+int dsfs_cache_wait(struct dsfs_cache *c, struct dsfs_cache_entry *e);
+void dsfs_cache_unpin(struct dsfs_cache *c, struct dsfs_cache_entry *e);
+
+/* With verify: 0 if the READY entry's bytes still hash as at fill time,
+ * else -EIO.  Without verify: 0.  O(len). */
+int dsfs_cache_verify(struct dsfs_cache *c, const struct dsfs_cache_entry *e);
+
+/* Drop every chunk of a file (it changed or vanished).  On return no get
+ * finds any of them: unpinned ones are freed, pinned ones stay readable by
+ * their holders and are freed at the last unpin, FILLING ones will be
+ * discarded by their fill_done (see dsfs_cache_wait).  Rare; O(entries). */
+void dsfs_cache_invalidate(struct dsfs_cache *c, uint64_t dev, uint64_t ino);
+
+struct dsfs_cache_stats {
+	uint64_t capacity_bytes;	/* arena size */
+	uint64_t used_bytes;		/* pages held by entries */
+	uint64_t entries;		/* holding memory (incl. pinned,
+					   invalidated ones not yet freed) */
+	uint64_t evictions;		/* entries evicted to make room */
+	uint64_t rejections;		/* admissions refused */
+	uint64_t invalidations;		/* entries dropped as stale */
+	uint64_t verify_failures;
+};
+void dsfs_cache_get_stats(struct dsfs_cache *c, struct dsfs_cache_stats *s);
+
+#endif

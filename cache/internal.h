@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internals shared by cache/index.c (the sharded index and the public calls)
+ * and cache/policy.c (memory, eviction, admission).  Not for other modules.
+ *
+ * Locks: c->policy (allocator, CLOCK ring, entry counts), then a shard's
+ * lock (its hash chains and the state, pins and links of its entries).
+ * Never the other way round, never two shard locks at once, and never a
+ * wait on a condition variable with c->policy held.
+ */
+#ifndef DSFS_CACHE_INTERNAL_H
+#define DSFS_CACHE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "cache.h"
+#include "sketch.h"
+
+#define CACHE_SHARDS 64u
+
+enum entry_state { ENTRY_FILLING, ENTRY_READY, ENTRY_FAILED };
+
+struct dsfs_cache_entry {
+	/* Immutable after creation. */
+	struct dsfs_cache_key key;
+	uint64_t hash;			/* XXH3 of key */
+	uint32_t first, npages;		/* the arena run */
+	/* Written by fill_done before state becomes READY (under the shard
+	 * lock), read-only afterwards. */
+	uint32_t len;
+	uint64_t sum;			/* XXH3-64 of the bytes, with verify */
+	/* Protected by the shard lock. */
+	struct dsfs_cache_entry *hnext;	/* hash chain */
+	uint32_t pins;
+	uint8_t state;			/* enum entry_state */
+	bool linked;			/* reachable from the index */
+	bool stale;			/* invalidated while FILLING */
+	int error;			/* FAILED: the fill's -errno */
+	/* CLOCK's referenced bit: relaxed atomic, no lock (a hint). */
+	uint8_t referenced;
+	/* Protected by c->policy. */
+	struct dsfs_cache_entry *cprev, *cnext; /* CLOCK ring */
+};
+
+struct cshard {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* an entry of this shard left FILLING */
+	struct dsfs_cache_entry **buckets; /* protected by lock */
+	uint32_t nbuckets;		/* power of two, protected by lock */
+	uint32_t count;			/* linked entries, protected by lock */
+	uint32_t accesses;		/* since the last ageing tick, lock */
+} __attribute__((aligned(64)));
+
+struct dsfs_cache {
+	struct dsfs_arena *arena;
+	bool verify;
+	pthread_mutex_t policy;
+	struct dsfs_alloc *alloc;	/* protected by policy */
+	struct dsfs_cache_entry *hand;	/* CLOCK hand, protected by policy */
+	uint64_t nentries;		/* entries holding memory: written
+					   under policy, read relaxed */
+	uint64_t used_pages;		/* likewise */
+	uint64_t evictions, rejections, invalidations, verify_failures;
+					/* relaxed atomic counters */
+	struct dsfs_sketch sketch;
+	uint32_t shard_period;		/* accesses per shard per ageing tick;
+					   relaxed atomic */
+	uint32_t ticks;			/* ageing ticks so far; relaxed atomic */
+	struct cshard shards[CACHE_SHARDS];
+};
+
+static inline struct cshard *shard_of(struct dsfs_cache *c, uint64_t h)
+{
+	return &c->shards[h % CACHE_SHARDS];
+}
+
+/* index.c: remove a linked entry from its shard.  Shard lock held. */
+void dsfs_cache_unlink_locked(struct cshard *s, struct dsfs_cache_entry *e);
+
+/* policy.c; each with c->policy held. */
+int dsfs_cache_reserve(struct dsfs_cache *c, uint32_t npages, uint32_t est,
+		       bool force, uint32_t *first);
+void dsfs_cache_unreserve(struct dsfs_cache *c, uint32_t first,
+			  uint32_t npages);
+void dsfs_cache_clock_add(struct dsfs_cache *c, struct dsfs_cache_entry *e);
+void dsfs_cache_release(struct dsfs_cache *c, struct dsfs_cache_entry *e);
+
+/* policy.c, no lock held: one ageing tick from a shard; halves the sketch
+ * every CACHE_SHARDS ticks. */
+void dsfs_cache_age_tick(struct dsfs_cache *c);
+/* policy.c, no lock held: recompute c->shard_period from the current mean
+ * entry size (at creation and on every tick). */
+void dsfs_cache_set_period(struct dsfs_cache *c);
+
+#endif

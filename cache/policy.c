@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The cache's memory policy (see cache.h): page runs from the allocator,
+ * CLOCK eviction, frequency-based admission, and ageing of the frequency
+ * sketch.
+ *
+ * Eviction: entries holding memory sit on one CLOCK ring (new ones just
+ * behind the hand, so they get a full turn).  A hit sets the entry's
+ * referenced bit with a relaxed store and no lock; the hand clears set bits
+ * as it passes and stops at the first unreferenced entry that is linked,
+ * READY and unpinned (checked under that entry's shard lock).
+ *
+ * Admission (TinyLFU-like): when room must be made, the candidate's
+ * frequency estimate must be strictly greater than each victim's; ties
+ * refuse.  The candidate's estimate excludes the access being served (it is
+ * the count from before it): under random-order epochs every key is read
+ * once per epoch, so a key still to be read this epoch would otherwise beat
+ * an entry that is also still to be read, and the cache would keep swapping
+ * entries that were about to hit for ones that will not be read again this
+ * epoch.  Without that, the hit rate of epochs larger than the cache drops
+ * well below cache/dataset; with it, the cache keeps a stable set and gets
+ * about cache/dataset.  A key read more often than its victim still gets in.
+ * Several victims may be needed (sizes differ, or the free pages are not
+ * contiguous); each is tested as it comes, and a refusal keeps the ones
+ * already evicted evicted.
+ *
+ * Ageing: every W accesses all counters are halved, W = 10 x the entries
+ * the cache holds at the current mean entry size, so that old epochs fade.
+ * Accesses are counted per shard under the shard lock; a shard reaching
+ * W / CACHE_SHARDS adds one tick to an atomic, and the thread whose tick
+ * completes CACHE_SHARDS of them halves the sketch (O(sketch) every W
+ * accesses, no lock on the hit path beyond the shard's).
+ *
+ * Threads: every function here except dsfs_cache_age_tick runs with
+ * c->policy held; eviction takes a victim's shard lock under it (lock order
+ * policy -> shard).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define AGE_FACTOR 10u /* W = AGE_FACTOR x entries the cache holds */
+
+enum evict_result { EVICT_DONE, EVICT_REFUSED, EVICT_NONE };
+
+static void store_counts(struct dsfs_cache *c)
+{
+	/* Relaxed: readers (stats, the ageing period) want a recent value,
+	 * and nothing else is published through these. */
+	__atomic_store_n(&c->used_pages, dsfs_alloc_used_pages(c->alloc),
+			 __ATOMIC_RELAXED);
+}
+
+void dsfs_cache_clock_add(struct dsfs_cache *c, struct dsfs_cache_entry *e)
+{
+	if (!c->hand) {
+		e->cprev = e->cnext = e;
+		c->hand = e;
+	} else {
+		e->cnext = c->hand;
+		e->cprev = c->hand->cprev;
+		e->cprev->cnext = e;
+		c->hand->cprev = e;
+	}
+	__atomic_store_n(&c->nentries, c->nentries + 1, __ATOMIC_RELAXED);
+}
+
+/* Free e's memory and e.  Nobody can reach e any more: it is unlinked from
+ * the index and unpinned, and the hand moves off it here. */
+void dsfs_cache_release(struct dsfs_cache *c, struct dsfs_cache_entry *e)
+{
+	if (e->cnext == e) {
+		c->hand = NULL;
+	} else {
+		if (c->hand == e)
+			c->hand = e->cnext;
+		e->cprev->cnext = e->cnext;
+		e->cnext->cprev = e->cprev;
+	}
+	dsfs_alloc_put(c->alloc, e->first, e->npages);
+	__atomic_store_n(&c->nentries, c->nentries - 1, __ATOMIC_RELAXED);
+	store_counts(c);
+	free(e);
+}
+
+static bool evictable(const struct dsfs_cache_entry *e)
+{
+	return e->linked && e->state == ENTRY_READY && !e->pins;
+}
+
+/*
+ * Evict the entry under the CLOCK hand, if the candidate (estimate est)
+ * beats it or force.  At most two turns of the ring: the first may only
+ * clear referenced bits.  O(entries) worst case, O(1) typical.
+ */
+static enum evict_result evict_one(struct dsfs_cache *c, uint32_t est,
+				   bool force)
+{
+	uint64_t steps, limit = 2 * c->nentries + 1;
+	struct dsfs_cache_entry *e;
+	struct cshard *s;
+
+	for (steps = 0; steps < limit && c->hand; steps++) {
+		e = c->hand;
+		/* Relaxed: the bit is a hint; a hit racing with the clear
+		 * merely loses one second chance. */
+		if (__atomic_load_n(&e->referenced, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&e->referenced, 0, __ATOMIC_RELAXED);
+			c->hand = e->cnext;
+			continue;
+		}
+		s = shard_of(c, e->hash);
+		pthread_mutex_lock(&s->lock);
+		if (!evictable(e)) {
+			pthread_mutex_unlock(&s->lock);
+			c->hand = e->cnext;
+			continue;
+		}
+		if (!force &&
+		    est <= dsfs_sketch_estimate(&c->sketch, e->hash)) {
+			pthread_mutex_unlock(&s->lock);
+			return EVICT_REFUSED; /* the hand stays: same victim next */
+		}
+		dsfs_cache_unlink_locked(s, e);
+		pthread_mutex_unlock(&s->lock);
+		dsfs_cache_release(c, e);
+		__atomic_add_fetch(&c->evictions, 1, __ATOMIC_RELAXED);
+		return EVICT_DONE;
+	}
+	return EVICT_NONE;
+}
+
+int dsfs_cache_reserve(struct dsfs_cache *c, uint32_t npages, uint32_t est,
+		       bool force, uint32_t *first)
+{
+	int64_t run;
+
+	for (;;) {
+		run = dsfs_alloc_get(c->alloc, npages);
+		if (run >= 0)
+			break;
+		switch (evict_one(c, est, force)) {
+		case EVICT_DONE:
+			continue;
+		case EVICT_REFUSED:
+			__atomic_add_fetch(&c->rejections, 1, __ATOMIC_RELAXED);
+			return -ENOSPC;
+		case EVICT_NONE:
+			return -ENOSPC;
+		}
+	}
+	*first = (uint32_t)run;
+	store_counts(c);
+	return 0;
+}
+
+void dsfs_cache_unreserve(struct dsfs_cache *c, uint32_t first, uint32_t npages)
+{
+	dsfs_alloc_put(c->alloc, first, npages);
+	store_counts(c);
+}
+
+/* W / CACHE_SHARDS for the current mean entry size (4 KiB .. 2 MiB). */
+void dsfs_cache_set_period(struct dsfs_cache *c)
+{
+	uint64_t n = __atomic_load_n(&c->nentries, __ATOMIC_RELAXED);
+	uint64_t used = __atomic_load_n(&c->used_pages, __ATOMIC_RELAXED);
+	uint64_t total = dsfs_alloc_total_pages(c->alloc), holds, per;
+
+	/* Unknown mean (empty cache): assume full chunks. */
+	holds = n && used ? total * n / used : total / DSFS_ALLOC_MAX_PAGES;
+	per = AGE_FACTOR * (holds ? holds : 1) / CACHE_SHARDS;
+	per = per < 1 ? 1 : per > UINT32_MAX ? UINT32_MAX : per;
+	__atomic_store_n(&c->shard_period, (uint32_t)per, __ATOMIC_RELAXED);
+}
+
+void dsfs_cache_age_tick(struct dsfs_cache *c)
+{
+	/* Relaxed: only the count matters; exactly one thread sees each
+	 * multiple of CACHE_SHARDS and does the halving. */
+	uint32_t t = __atomic_add_fetch(&c->ticks, 1, __ATOMIC_RELAXED);
+
+	/* Follow the mean entry size as the cache fills. */
+	dsfs_cache_set_period(c);
+	if (t % CACHE_SHARDS == 0)
+		dsfs_sketch_halve(&c->sketch);
+}

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Freshness: notice changes made to SOURCE behind dsfs's back on this
+ * machine and drop everything that could serve the old bytes: the cache's
+ * entries, pooled fds, the kernel's pages and attributes of the inode
+ * (notify_inval_inode) and, for names created, deleted or renamed over, the
+ * kernel's dentry (notify_inval_entry).
+ *
+ * Source of truth: a fanotify filesystem mark on SOURCE's filesystem with
+ * parent+name and target file-id reporting (Linux >= 5.17), so one mark
+ * covers every file however many there are.  File ids are turned into
+ * (st_dev, st_ino) with open_by_handle_at.  Both need CAP_SYS_ADMIN /
+ * CAP_DAC_READ_SEARCH; without them, or for changes made by other machines
+ * on a shared filesystem, freshness comes from the attribute timeout: a
+ * lookup or getattr that sees a new size, mtime or ctime drops the file's
+ * cached data (dsfs_fresh_check_attr).
+ *
+ * Threads: one notifier thread owns the fanotify fd; it calls into the
+ * cache, the fd pool and libfuse's notify functions, all thread-safe.
+ * dsfs_fresh_check_attr runs on FUSE workers.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dsfs.h"
+#include "inodes.h"
+#include "log.h"
+
+#define FRESH_EVENTS                                                         \
+	(FAN_MODIFY | FAN_ATTRIB | FAN_CLOSE_WRITE | FAN_MOVED_FROM |        \
+	 FAN_MOVED_TO | FAN_CREATE | FAN_DELETE | FAN_DELETE_SELF |          \
+	 FAN_ONDIR)
+#define NAME_EVENTS (FAN_MOVED_FROM | FAN_MOVED_TO | FAN_CREATE | FAN_DELETE)
+
+struct dsfs_fresh {
+	struct dsfs_fs *fs;
+	struct fuse_session *se;
+	int fan_fd;
+	int mount_fd;		/* SOURCE, for open_by_handle_at (which
+				   refuses O_PATH descriptors) */
+	int stop_fd;		/* eventfd: written once to stop the thread */
+	pthread_t thread;
+};
+
+/* Identity of the object behind a file handle, or -errno (gone: ESTALE). */
+static int fid_identity(struct dsfs_fresh *f, struct file_handle *fh,
+			struct stat *st)
+{
+	int fd = open_by_handle_at(f->mount_fd, fh, O_PATH | O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * Forget everything dsfs and the kernel hold for an object's contents: for
+ * a file its cached data and fds, for a directory the kernel's listing;
+ * attributes in both cases.
+ */
+static void drop_object(struct dsfs_fresh *f, const struct stat *st)
+{
+	struct dsfs_fs *fs = f->fs;
+	uint64_t nodeid;
+
+	if (S_ISREG(st->st_mode)) {
+		dsfs_cache_invalidate(fs->cache, st->st_dev, st->st_ino);
+		dsfs_fdpool_forget(fs->fdpool, st->st_dev, st->st_ino);
+	}
+	if (dsfs_inodes_find(fs->inodes, st->st_dev, st->st_ino, &nodeid) == 0)
+		fuse_lowlevel_notify_inval_inode(f->se, nodeid, 0, 0);
+}
+
+/* A name in a directory changed: the kernel must look it up again. */
+static void drop_name(struct dsfs_fresh *f, struct file_handle *dir,
+		      const char *name)
+{
+	struct stat st;
+	uint64_t nodeid;
+
+	int err;
+
+	if (!name[0] || !strcmp(name, "."))
+		return;
+	err = fid_identity(f, dir, &st);
+	if (err || dsfs_inodes_find(f->fs->inodes, st.st_dev, st.st_ino, &nodeid))
+		return; /* the kernel knows nothing under that directory */
+	err = fuse_lowlevel_notify_inval_entry(f->se, nodeid, name, strlen(name));
+	drop_object(f, &st); /* its listing, size and times changed too */
+	dsfs_debug("freshness: %s changed in directory %llu (%d)", name,
+		   (unsigned long long)nodeid, err);
+}
+
+/* A file handle copied out of an event into aligned storage. */
+union handle_buf {
+	struct file_handle fh;
+	char bytes[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+};
+
+/*
+ * One info record at rec (len bytes, unaligned: records are packed with
+ * names in between).  Copies what it reads; name points into the record.
+ */
+static void handle_record(struct dsfs_fresh *f, uint64_t mask,
+			  const char *rec, size_t len)
+{
+	struct fanotify_event_info_fid info;
+	union handle_buf h;
+	struct stat st;
+	size_t hlen;
+
+	memcpy(&info, rec, sizeof(info));
+	memcpy(&h.fh, rec + sizeof(info), sizeof(h.fh));
+	hlen = h.fh.handle_bytes;
+	if (hlen > MAX_HANDLE_SZ || sizeof(info) + sizeof(h.fh) + hlen > len)
+		return;
+	memcpy(h.fh.f_handle, rec + sizeof(info) + sizeof(h.fh), hlen);
+	if (info.hdr.info_type == FAN_EVENT_INFO_TYPE_FID) {
+		if (fid_identity(f, &h.fh, &st) == 0)
+			drop_object(f, &st);
+	} else if (info.hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
+		   (mask & NAME_EVENTS)) {
+		const char *name = rec + sizeof(info) + sizeof(h.fh) + hlen;
+
+		if (memchr(name, '\0', len - (size_t)(name - rec)))
+			drop_name(f, &h.fh, name);
+	}
+}
+
+/* One event of len bytes at ev (unaligned), metadata already copied. */
+static void handle_event(struct dsfs_fresh *f,
+			 const struct fanotify_event_metadata *m,
+			 const char *ev)
+{
+	size_t off = m->metadata_len;
+	struct fanotify_event_info_header hdr;
+
+	while (off + sizeof(struct fanotify_event_info_fid) +
+		       sizeof(struct file_handle) <= m->event_len) {
+		memcpy(&hdr, ev + off, sizeof(hdr));
+		if (hdr.len < sizeof(hdr) || off + hdr.len > m->event_len)
+			break;
+		if (hdr.len >= sizeof(struct fanotify_event_info_fid) +
+				       sizeof(struct file_handle))
+			handle_record(f, m->mask, ev + off, hdr.len);
+		off += hdr.len;
+	}
+}
+
+static void *fresh_thread(void *arg)
+{
+	struct dsfs_fresh *f = arg;
+	char buf[16384];
+	struct pollfd pfd[2] = { { f->fan_fd, POLLIN, 0 },
+				 { f->stop_fd, POLLIN, 0 } };
+
+	for (;;) {
+		struct fanotify_event_metadata m;
+		size_t off;
+		ssize_t n;
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			break;
+		n = read(f->fan_fd, buf, sizeof(buf));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			break;
+		/* Events are packed back to back without alignment padding
+		 * once names are reported: copy each header out. */
+		for (off = 0; off + sizeof(m) <= (size_t)n; off += m.event_len) {
+			memcpy(&m, buf + off, sizeof(m));
+			if (m.event_len < sizeof(m) || off + m.event_len > (size_t)n)
+				break;
+			if (m.mask & FAN_Q_OVERFLOW)
+				dsfs_warn("freshness: change events lost (queue overflow)");
+			else
+				handle_event(f, &m, buf + off);
+		}
+	}
+	return NULL;
+}
+
+int dsfs_fresh_start(struct dsfs_fs *fs, struct fuse_session *se,
+		     struct dsfs_fresh **out)
+{
+	struct dsfs_fresh *f = calloc(1, sizeof(*f));
+	int err;
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	f->fs = fs;
+	f->se = se;
+	f->stop_fd = f->fan_fd = -1;
+	f->mount_fd = open(fs->opts.source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (f->mount_fd < 0)
+		goto fail;
+	f->fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
+					  FAN_REPORT_DFID_NAME_TARGET,
+				  O_RDONLY | O_CLOEXEC);
+	if (f->fan_fd < 0 ||
+	    fanotify_mark(f->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+			  FRESH_EVENTS, AT_FDCWD, fs->opts.source) < 0)
+		goto fail;
+	f->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (f->stop_fd < 0)
+		goto fail;
+	err = pthread_create(&f->thread, NULL, fresh_thread, f);
+	if (err) {
+		errno = err;
+		goto fail;
+	}
+	*out = f;
+	return 0;
+fail:
+	err = -errno;
+	dsfs_warn("freshness: cannot watch %s for changes (%s); changes made behind dsfs's back are noticed only when attributes expire (attr_timeout)",
+		  fs->opts.source, strerror(errno));
+	if (f->fan_fd >= 0)
+		close(f->fan_fd);
+	if (f->mount_fd >= 0)
+		close(f->mount_fd);
+	if (f->stop_fd >= 0)
+		close(f->stop_fd);
+	free(f);
+	return err;
+}
+
+void dsfs_fresh_stop(struct dsfs_fresh *f)
+{
+	uint64_t one = 1;
+
+	if (!f)
+		return;
+	if (write(f->stop_fd, &one, sizeof(one)) != sizeof(one))
+		dsfs_warn("freshness: cannot stop the watcher: %s", strerror(errno));
+	pthread_join(f->thread, NULL);
+	close(f->fan_fd);
+	close(f->mount_fd);
+	close(f->stop_fd);
+	free(f);
+}

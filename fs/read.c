@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The read path: FUSE READ served from the memory cache, filling it through
+ * the I/O engine on a miss, plus the plan-free heuristics (whole small files
+ * on first read, growing read-ahead for sequential reads of large files).
+ *
+ * A read looks up each 2 MiB chunk it covers.  READY: pinned and replied
+ * from the arena with no copy in the daemon (fuse_reply_iov).  Absent: this
+ * thread creates the entry, submits the fetch and waits (a stall).  Being
+ * filled by another: wait for it (a stall).  Not admitted (cache full of
+ * more useful data): read around the cache into a temporary buffer.  Bytes
+ * served are always those of the backing file at fetch time, or an error.
+ *
+ * Threads: FUSE workers submit and wait; the I/O engine thread runs the
+ * completion callbacks (fill_done, and unpin for prefetches).  Per-inode
+ * read-ahead state is a pair of relaxed atomics: a lost update only makes a
+ * heuristic guess worse, never serves wrong bytes.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "dsfs.h"
+#include "inodes.h"
+#include "log.h"
+
+#define MAX_CHUNKS_PER_READ 4 /* a FUSE read is at most 1 MiB: <= 2 chunks */
+
+struct open_ctx {
+	struct dsfs_fs *fs;
+	const struct dsfs_inode *in;
+};
+
+static int pool_open(void *arg, const struct dsfs_fdkey *key)
+{
+	struct open_ctx *c = arg;
+
+	return dsfs_inode_open(c->fs, c->in, (int)key->flags | O_NOFOLLOW);
+}
+
+/*
+ * Borrow an fd for the engine: O_DIRECT while the backing filesystem takes
+ * it; the first refusal (EINVAL: ramfs, some FUSE and network filesystems)
+ * switches the mount to buffered reads for good, with one log line.
+ */
+static int borrow_fd(struct dsfs_fs *fs, const struct dsfs_inode *in,
+		     struct dsfs_fdref *ref, bool *direct)
+{
+	struct open_ctx ctx = { fs, in };
+	struct dsfs_fdkey key = { in->dev, in->ino, O_RDONLY };
+	int err;
+
+	*direct = __atomic_load_n(&fs->direct_io, __ATOMIC_RELAXED);
+	if (*direct) {
+		key.flags = O_RDONLY | O_DIRECT;
+		err = dsfs_fdpool_get(fs->fdpool, &key, pool_open, &ctx, ref);
+		if (err != -EINVAL)
+			return err;
+		if (__atomic_exchange_n(&fs->direct_io, false, __ATOMIC_RELAXED))
+			dsfs_warn("%s refuses O_DIRECT: falling back to buffered reads",
+				  fs->opts.source);
+		*direct = false;
+		key.flags = O_RDONLY;
+	}
+	return dsfs_fdpool_get(fs->fdpool, &key, pool_open, &ctx, ref);
+}
+
+static uint32_t chunk_len(uint64_t size, uint64_t chunk)
+{
+	uint64_t start = chunk << DSFS_CHUNK_SHIFT;
+
+	if (start >= size)
+		return 0;
+	return size - start < DSFS_CHUNK_SIZE ? (uint32_t)(size - start)
+					      : DSFS_CHUNK_SIZE;
+}
+
+struct fill_ctx {
+	struct dsfs_fs *fs;
+	struct dsfs_cache_entry *e;
+	bool prefetch;		/* nobody waits: unpin when done */
+};
+
+static void fill_done(void *arg, int result)
+{
+	struct fill_ctx *f = arg;
+
+	dsfs_cache_fill_done(f->fs->cache, f->e, result);
+	if (result > 0 && f->prefetch)
+		dsfs_count(&f->fs->counters.prefetch_bytes, (uint64_t)result);
+	if (f->prefetch)
+		dsfs_cache_unpin(f->fs->cache, f->e);
+	free(f);
+}
+
+/* Submit the fill of a FILLING entry we created.  On error the entry is
+ * already completed with that error (waiters see it); returns it too. */
+static int submit_fill(struct dsfs_fs *fs, const struct dsfs_inode *in,
+		       struct dsfs_cache_entry *e, uint64_t chunk,
+		       bool prefetch)
+{
+	struct fill_ctx *f = malloc(sizeof(*f));
+	struct dsfs_io_req req;
+	bool direct;
+	int err = f ? borrow_fd(fs, in, &req.fd, &direct) : -ENOMEM;
+
+	if (!err) {
+		uint32_t len = dsfs_cache_capacity(e);
+
+		*f = (struct fill_ctx){ fs, e, prefetch };
+		req.buf = dsfs_cache_data(fs->cache, e);
+		req.off = chunk << DSFS_CHUNK_SHIFT;
+		req.len = len;
+		req.done = fill_done;
+		req.arg = f;
+		err = dsfs_io_submit(fs->io, &req);
+		if (!err)
+			return 0;
+		dsfs_fdpool_put(fs->fdpool, &req.fd);
+	}
+	free(f);
+	dsfs_cache_fill_done(fs->cache, e, err);
+	if (prefetch)
+		dsfs_cache_unpin(fs->cache, e);
+	return err;
+}
+
+/* Fetch chunk ahead of any reader if absent; never waits. */
+static void prefetch_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
+			   uint64_t size, uint64_t chunk)
+{
+	struct dsfs_cache_key k = { in->dev, in->ino, chunk };
+	struct dsfs_cache_entry *e;
+	uint32_t len = chunk_len(size, chunk);
+	int got;
+
+	if (!len)
+		return;
+	got = dsfs_cache_get(fs->cache, &k, len, DSFS_CACHE_NOWAIT, &e);
+	if (got == DSFS_CACHE_FILL)
+		submit_fill(fs, in, e, chunk, true);
+	else if (got == DSFS_CACHE_HIT)
+		dsfs_cache_unpin(fs->cache, e);
+	/* else being fetched already, or not admitted */
+}
+
+/*
+ * Plan-free heuristics, run on every read that reaches the daemon: a file
+ * up to whole_file_max is fetched whole; a larger one read sequentially gets
+ * a read-ahead window doubling from one chunk up to readahead_max.
+ */
+static void heuristics(struct dsfs_fs *fs, struct dsfs_inode *in,
+		       uint64_t size, uint64_t off, uint64_t end, bool missed)
+{
+	/* the last chunk this read touched */
+	uint64_t cur = end > off ? (end - 1) >> DSFS_CHUNK_SHIFT : off >> DSFS_CHUNK_SHIFT;
+	uint64_t next = __atomic_load_n(&in->ra_next, __ATOMIC_RELAXED);
+	uint64_t win = __atomic_load_n(&in->ra_window, __ATOMIC_RELAXED);
+	uint64_t c, last;
+
+	if (size <= fs->opts.whole_file_max) {
+		/* Once, on the read that found the file absent; the chunks this
+		 * read fetched are not looked up again (each lookup counts as
+		 * an access for the cache's admission test). */
+		last = size ? (size - 1) >> DSFS_CHUNK_SHIFT : 0;
+		for (c = 0; missed && c <= last; c++)
+			if (c < off >> DSFS_CHUNK_SHIFT || c > cur)
+				prefetch_chunk(fs, in, size, c);
+		return;
+	}
+	/* Sequential: starts where the last read ended, or inside the window
+	 * the kernel's own read-ahead may have jumped into. */
+	if (off >= next && off <= next + win + DSFS_CHUNK_SIZE && next)
+		win = win ? win * 2 : DSFS_CHUNK_SIZE;
+	else
+		win = 0;
+	if (win > fs->opts.readahead_max)
+		win = fs->opts.readahead_max;
+	__atomic_store_n(&in->ra_next, end, __ATOMIC_RELAXED);
+	__atomic_store_n(&in->ra_window, win, __ATOMIC_RELAXED);
+	if (!win)
+		return;
+	last = (end + win - 1) >> DSFS_CHUNK_SHIFT;
+	for (c = cur + 1; c <= last; c++)
+		prefetch_chunk(fs, in, size, c);
+}
+
+/* Completion a FUSE worker waits on for a read around the cache. */
+struct sync_wait {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;		/* protected by lock */
+	int result;		/* protected by lock */
+};
+
+static void sync_done(void *arg, int result)
+{
+	struct sync_wait *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	w->result = result;
+	w->done = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/*
+ * Read [off, off + len) around the cache into a fresh aligned buffer, whole
+ * 4 KiB pages so O_DIRECT works.  *data points at byte off.  Bytes or -errno.
+ */
+static ssize_t read_around(struct dsfs_fs *fs, const struct dsfs_inode *in,
+			   uint64_t off, size_t len, char **tmp,
+			   const char **data)
+{
+	struct sync_wait w = { PTHREAD_MUTEX_INITIALIZER,
+			       PTHREAD_COND_INITIALIZER, false, 0 };
+	uint64_t start = off & ~(uint64_t)(DSFS_PAGE_SIZE - 1);
+	uint64_t end = (off + len + DSFS_PAGE_SIZE - 1) &
+		       ~(uint64_t)(DSFS_PAGE_SIZE - 1);
+	struct dsfs_io_req req;
+	bool direct;
+	int err;
+
+	*tmp = NULL;
+	if (posix_memalign((void **)tmp, DSFS_PAGE_SIZE, end - start))
+		return -ENOMEM;
+	err = borrow_fd(fs, in, &req.fd, &direct);
+	if (err)
+		return err;
+	req.buf = *tmp;
+	req.off = start;
+	req.len = (uint32_t)(end - start);
+	req.done = sync_done;
+	req.arg = &w;
+	err = dsfs_io_submit(fs->io, &req);
+	if (err) {
+		dsfs_fdpool_put(fs->fdpool, &req.fd);
+		return err;
+	}
+	pthread_mutex_lock(&w.lock);
+	while (!w.done)
+		pthread_cond_wait(&w.cond, &w.lock);
+	pthread_mutex_unlock(&w.lock);
+	if (w.result < 0)
+		return w.result;
+	*data = *tmp + (off - start);
+	if ((uint64_t)w.result <= off - start)
+		return 0;
+	return (ssize_t)((uint64_t)w.result - (off - start) < len ?
+			 (uint64_t)w.result - (off - start) : len);
+}
+
+/* One chunk's part of a reply: a pinned entry or a temporary buffer. */
+struct piece {
+	struct dsfs_cache_entry *e;
+	char *tmp;
+	const char *data;
+	size_t len;
+};
+
+/*
+ * Pin the chunk's READY entry into p->e, fetching it if absent and waiting
+ * if another reader fetches it.  *waited: this read waited for backing I/O;
+ * *missed: it found the chunk absent.  0, -ENOSPC (not admitted), or -errno.
+ */
+static int get_ready(struct dsfs_fs *fs, const struct dsfs_inode *in,
+		     uint64_t size, uint64_t chunk, struct piece *p,
+		     bool *waited, bool *missed)
+{
+	struct dsfs_cache_key k = { in->dev, in->ino, chunk };
+	unsigned flags = DSFS_CACHE_NOWAIT;
+	int tries, got, err;
+
+	for (tries = 0; tries < 8; tries++) {
+		got = dsfs_cache_get(fs->cache, &k, chunk_len(size, chunk),
+				     flags, &p->e);
+		if (got == DSFS_CACHE_HIT)
+			return 0;
+		if (got == DSFS_CACHE_BUSY) { /* another reader's fetch */
+			*waited = true;
+			flags = 0;
+			continue;
+		}
+		if (got != DSFS_CACHE_FILL) {
+			p->e = NULL;
+			return got < 0 ? got : -EIO;
+		}
+		*waited = *missed = true;
+		err = submit_fill(fs, in, p->e, chunk, false);
+		if (!err)
+			err = dsfs_cache_wait(fs->cache, p->e);
+		if (!err)
+			return 0;
+		dsfs_cache_unpin(fs->cache, p->e);
+		p->e = NULL;
+		if (err != -ESTALE)
+			return err;
+		/* The file changed while it was fetched: fetch it again. */
+	}
+	return -ESTALE;
+}
+
+/*
+ * Get the bytes [off, off + want) of one chunk into p: from the cache, or
+ * read around it when not admitted.  0 (possibly short at end of file) or
+ * -errno.
+ */
+static int serve_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
+		       uint64_t size, uint64_t off, size_t want,
+		       struct piece *p, bool *waited, bool *missed)
+{
+	uint64_t chunk = off >> DSFS_CHUNK_SHIFT;
+	uint32_t in_chunk = (uint32_t)(off & (DSFS_CHUNK_SIZE - 1));
+	int err = get_ready(fs, in, size, chunk, p, waited, missed);
+
+	if (err == -ENOSPC) {
+		ssize_t n = read_around(fs, in, off, want, &p->tmp, &p->data);
+
+		*waited = true;
+		if (n < 0)
+			return (int)n;
+		p->len = (size_t)n;
+		dsfs_count(&fs->counters.bypass_bytes, (uint64_t)n);
+		return 0;
+	}
+	if (err)
+		return err;
+	err = dsfs_cache_verify(fs->cache, p->e);
+	if (err) {
+		dsfs_err("verify: cached bytes of %s chunk %llu changed since they were read: failing the read",
+			 in->name, (unsigned long long)chunk);
+		return err;
+	}
+	p->data = dsfs_cache_data(fs->cache, p->e) + in_chunk;
+	p->len = dsfs_cache_len(p->e) > in_chunk ?
+			 dsfs_cache_len(p->e) - in_chunk : 0;
+	if (p->len > want)
+		p->len = want;
+	return 0;
+}
+
+static void pieces_release(struct dsfs_fs *fs, struct piece *p, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i].e)
+			dsfs_cache_unpin(fs->cache, p[i].e);
+		free(p[i].tmp);
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void account(struct dsfs_fs *fs, size_t bytes, bool waited,
+		    uint64_t t0, int err)
+{
+	struct dsfs_counters *c = &fs->counters;
+
+	dsfs_count(&c->reads, 1);
+	if (err) {
+		dsfs_count(&c->errors, 1);
+		return;
+	}
+	dsfs_count(&c->read_bytes, bytes);
+	if (!waited) {
+		dsfs_count(&c->hit_bytes, bytes);
+		return;
+	}
+	dsfs_count(&c->miss_bytes, bytes);
+	dsfs_count(&c->stalls, 1);
+	dsfs_count(&c->stall_ns, now_ns() - t0);
+}
+
+void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		  struct fuse_file_info *fi)
+{
+	struct dsfs_fs *fs = dsfs_req_fs(req);
+	struct dsfs_inode *in = dsfs_req_inode(req, ino);
+	uint64_t fsize = __atomic_load_n(&in->size, __ATOMIC_RELAXED);
+	uint64_t pos = (uint64_t)off, end = pos + size, t0 = now_ns();
+	struct piece p[MAX_CHUNKS_PER_READ] = { { 0 } };
+	struct iovec iov[MAX_CHUNKS_PER_READ];
+	bool waited = false, missed = false;
+	unsigned n = 0, i;
+	size_t total = 0;
+	int err = 0;
+
+	if (end > fsize)
+		end = fsize;
+	while (pos < end && n < MAX_CHUNKS_PER_READ) {
+		uint64_t cend = ((pos >> DSFS_CHUNK_SHIFT) + 1) << DSFS_CHUNK_SHIFT;
+		size_t want = (size_t)((cend < end ? cend : end) - pos);
+
+		err = serve_chunk(fs, in, fsize, pos, want, &p[n], &waited,
+				  &missed);
+		if (err)
+			break;
+		pos += p[n].len;
+		if (p[n++].len < want)
+			break; /* end of the file as it is now */
+	}
+	if (!err || n > 0)
+		heuristics(fs, in, fsize, (uint64_t)off, pos, missed);
+	if (err) {
+		fuse_reply_err(req, -err);
+	} else {
+		for (i = 0; i < n; i++) {
+			iov[i].iov_base = (void *)p[i].data;
+			iov[i].iov_len = p[i].len;
+			total += p[i].len;
+		}
+		fuse_reply_iov(req, iov, (int)n);
+	}
+	account(fs, total, waited, t0, err);
+	pieces_release(fs, p, err ? n + 1 : n);
+}

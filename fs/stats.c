@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The stats snapshot (format in stats.h) and its delivery as a hidden,
+ * read-only extended attribute of the mount root.  One function builds the
+ * document for every consumer; dsfs-stats renders it.  Any FUSE worker may
+ * call it; it only reads relaxed counters and the modules' own stats calls.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dsfs.h"
+#include "log.h"
+
+struct doc {
+	char *buf;
+	size_t size, len;	/* len may exceed size: the bytes needed */
+};
+
+static void put(struct doc *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put(struct doc *d, const char *fmt, ...)
+{
+	size_t room = d->len < d->size ? d->size - d->len : 0;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(d->buf ? d->buf + d->len : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		d->len += (size_t)n;
+}
+
+/* A JSON string token; dsfs only puts paths and fixed words here. */
+static void put_str(struct doc *d, const char *key, const char *val)
+{
+	const char *s;
+
+	put(d, "%s \"", key);
+	for (s = val; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			put(d, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			put(d, "\\u%04x", *s);
+		else
+			put(d, "%c", *s);
+	}
+	put(d, "\"\n");
+}
+
+static void put_u64(struct doc *d, const char *key, uint64_t v)
+{
+	put(d, "%s %llu\n", key, (unsigned long long)v);
+}
+
+static void put_counters(struct doc *d, const struct dsfs_counters *c)
+{
+	put_u64(d, "reads", dsfs_counter_get(&c->reads));
+	put_u64(d, "read_bytes", dsfs_counter_get(&c->read_bytes));
+	put_u64(d, "hit_bytes", dsfs_counter_get(&c->hit_bytes));
+	put_u64(d, "miss_bytes", dsfs_counter_get(&c->miss_bytes));
+	put_u64(d, "stalls", dsfs_counter_get(&c->stalls));
+	put(d, "stall_seconds %.6f\n", (double)dsfs_counter_get(&c->stall_ns) / 1e9);
+	put_u64(d, "bypass_bytes", dsfs_counter_get(&c->bypass_bytes));
+	put_u64(d, "prefetch_bytes", dsfs_counter_get(&c->prefetch_bytes));
+	put_u64(d, "errors", dsfs_counter_get(&c->errors));
+}
+
+/*
+ * The plan as configured.  A seed that fits a JSON number exactly (|seed| <
+ * 2^53) is a number, any other a string, so no reader loses digits.
+ */
+static void put_plan(struct doc *d, struct dsfs_fs *fs)
+{
+	const struct dsfs_plan_cfg *p = &fs->opts.plan;
+	const struct dsfs_seed *seed = &p->sampler.seed;
+
+	put_str(d, "plan.sampler", dsfs_sampler_name(p->sampler.kind));
+	if (p->sampler.kind != DSFS_SAMPLER_NONE &&
+	    p->sampler.kind != DSFS_SAMPLER_SEQUENTIAL) {
+		if (dsfs_seed_fits(seed, -(1ll << 53) + 1, (1ull << 53) - 1))
+			put(d, "plan.seed %s\n", seed->text);
+		else
+			put_str(d, "plan.seed", seed->text);
+	}
+	if (fs->layout)
+		put_u64(d, "plan.length", dsfs_layout_count(fs->layout));
+	put_str(d, "plan.detected", "none");
+}
+
+/* The arena's node list ("0", "0-2,4") as a JSON array of numbers. */
+static void put_nodes(struct doc *d, const char *key, const char *text)
+{
+	const char *p = text;
+	const char *sep = "";
+
+	put(d, "%s [", key);
+	while (*p) {
+		char *e;
+		unsigned long a = strtoul(p, &e, 10), b = a, i;
+
+		if (e == p)
+			break;
+		if (*e == '-')
+			b = strtoul(e + 1, &e, 10);
+		for (i = a; i <= b && i - a < 1024; i++) {
+			put(d, "%s%lu", sep, i);
+			sep = ",";
+		}
+		p = *e == ',' ? e + 1 : e;
+	}
+	put(d, "]\n");
+}
+
+/* Build the document into buf (size 0: just measure).  Returns its length. */
+static size_t stats_doc(struct dsfs_fs *fs, char *buf, size_t size)
+{
+	struct doc d = { buf, size, 0 };
+	struct dsfs_cache_stats cs;
+	struct dsfs_io_stats is;
+
+	dsfs_cache_get_stats(fs->cache, &cs);
+	dsfs_io_get_stats(fs->io, &is);
+	put_str(&d, "version", PACKAGE_VERSION);
+	put_str(&d, "source", fs->opts.source);
+	put_str(&d, "mountpoint", fs->opts.mountpoint);
+	put_counters(&d, &fs->counters);
+	put_u64(&d, "backing_read_bytes", is.bytes);
+	put_u64(&d, "evictions", cs.evictions);
+	put_u64(&d, "cache.capacity_bytes", cs.capacity_bytes);
+	put_u64(&d, "cache.used_bytes", cs.used_bytes);
+	put_u64(&d, "cache.entries", cs.entries);
+	put_u64(&d, "cache.rejections", cs.rejections);
+	put_u64(&d, "cache.invalidations", cs.invalidations);
+	put_u64(&d, "cache.verify_failures", cs.verify_failures);
+	put_str(&d, "cache.page_kind", dsfs_page_kind_name(fs->arena.kind));
+	put_nodes(&d, "cache.numa_nodes", fs->arena.nodes);
+	put_str(&d, "io.engine", is.uring ? "io_uring" : "threads");
+	put(&d, "io.direct %s\n",
+	    __atomic_load_n(&fs->direct_io, __ATOMIC_RELAXED) ? "true" : "false");
+	put(&d, "io.fixed_buffers %s\n", is.fixed ? "true" : "false");
+	put_u64(&d, "io.depth", fs->opts.io_depth);
+	put_u64(&d, "io.inflight", is.inflight);
+	put_u64(&d, "io.reads", is.reads);
+	put_u64(&d, "io.errors", is.errors);
+	put_plan(&d, fs);
+	return d.len;
+}
+
+/* May this caller read the stats?  Root, the mounting user, or anyone with
+ * stats=public. */
+static bool stats_allowed(struct dsfs_fs *fs, fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	return fs->opts.stats_public || ctx->uid == 0 || ctx->uid == fs->owner;
+}
+
+bool dsfs_stats_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		      size_t size)
+{
+	struct dsfs_fs *fs = dsfs_req_fs(req);
+	char *buf;
+	size_t len;
+
+	if (ino != FUSE_ROOT_ID || strcmp(name, DSFS_STATS_XATTR))
+		return false;
+	if (!stats_allowed(fs, req)) {
+		fuse_reply_err(req, EACCES);
+		return true;
+	}
+	len = stats_doc(fs, NULL, 0);
+	if (!size) {
+		fuse_reply_xattr(req, len + 256); /* room for counters to grow */
+		return true;
+	}
+	buf = malloc(size);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return true;
+	}
+	len = stats_doc(fs, buf, size);
+	if (len > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, buf, len);
+	free(buf);
+	return true;
+}

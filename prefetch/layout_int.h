@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internals shared by the layout builders (layout.c: storage, lookup, name
+ * order; layout_walk.c: imagefolder and sorted; layout_list.c: list).  Only
+ * the building thread touches a layout before dsfs_layout_build() returns it.
+ */
+#ifndef DSFS_LAYOUT_INT_H
+#define DSFS_LAYOUT_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "layout.h"
+
+/* Bit of sizes[i] saying "prefetchable"; sizes are below 2^63. */
+#define DSFS_LAYOUT_PREFETCH (UINT64_C(1) << 63)
+/* Size word of a sample not stat'ed yet (see dsfs_layout_stat_pending). */
+#define DSFS_LAYOUT_PENDING (UINT64_C(1) << 62)
+/* Caps that keep indices and arena offsets in 32 bits. */
+#define DSFS_LAYOUT_MAX_COUNT (UINT32_MAX - 1)
+#define DSFS_LAYOUT_MAX_ARENA ((uint64_t)UINT32_MAX)
+
+struct dsfs_layout {
+	enum dsfs_layout_kind kind;
+	uint64_t count;
+	size_t cap;		/* entries allocated in offs and sizes */
+	char *arena;		/* "path\0" of each sample */
+	size_t arena_len, arena_cap;
+	uint32_t *offs;		/* sample -> arena offset of its path */
+	uint64_t *sizes;	/* sample -> st_size | DSFS_LAYOUT_PREFETCH */
+	uint32_t *slots;	/* open addressing: sample + 1, 0 = empty */
+	uint64_t nslots;	/* power of two >= 2 * count */
+	struct dsfs_layout_info info;
+};
+
+/* What every builder needs: the two directories and where to complain. */
+struct dsfs_layout_ctx {
+	struct dsfs_layout *l;
+	int root_fd;		/* SOURCE, borrowed */
+	int ds_fd;		/* DIR, resolved beneath root_fd, owned */
+	const char *ds_rel;	/* DIR relative to root_fd, never empty */
+	size_t ds_len;
+	char *why;
+	size_t whylen;
+};
+
+/* Growable byte buffer with 32-bit offsets (builders' scratch). */
+struct dsfs_strbuf {
+	char *p;
+	size_t len, cap;
+};
+
+/*
+ * Appends sample dir + "/" + name (dir may be empty: then just name) with
+ * its size word.  Amortised O(length).  0, -ENOMEM or -EFBIG (caps).
+ */
+int dsfs_layout_add(struct dsfs_layout *l, const char *dir, size_t dlen,
+		    const char *name, size_t nlen, uint64_t sizeflag);
+/* Sorts the samples into dsfs_layout_strcmp() order.  O(n log n). */
+int dsfs_layout_sort(struct dsfs_layout *l);
+/* Trims the arrays and builds the lookup table.  O(n).  0 or -ENOMEM. */
+int dsfs_layout_finish(struct dsfs_layout *l);
+
+/* Writes a printf-style reason into ctx->why. */
+void dsfs_layout_why(struct dsfs_layout_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Copies s into dst (size n >= 8) with non-printable bytes as \xHH, cut
+   with "..." when too long: user-supplied names in messages stay one line. */
+void dsfs_layout_quote(char *dst, size_t n, const char *s, size_t len);
+
+/*
+ * Stats DIR/rel (rel relative to DIR) the way the loader's open would reach
+ * it: 0 with *st and *inside = true when every symlink on the way stays in
+ * SOURCE (openat2 RESOLVE_BENEATH from the root); else, when plain fstatat()
+ * following links from DIR succeeds, 0 with *st and *inside = false; else
+ * -errno.  One or two path walks.
+ */
+int dsfs_layout_resolve(struct dsfs_layout_ctx *c, const char *rel,
+			struct stat *st, bool *inside);
+/* openat2(root_fd, DIR/rel, flags, RESOLVE_BENEATH | NO_MAGICLINKS). */
+int dsfs_layout_open_in_root(struct dsfs_layout_ctx *c, const char *rel,
+			     int flags);
+/* Size word of a resolved sample; counts it in info.  O(1). */
+uint64_t dsfs_layout_sizeflag(struct dsfs_layout *l, const struct stat *st,
+			      bool inside);
+
+/* 0 and *off, or -ENOMEM / -EFBIG past 4 GiB.  Stores s[0..len) + NUL. */
+int dsfs_strbuf_add(struct dsfs_strbuf *b, const char *s, size_t len,
+		    uint32_t *off);
+/* Grows *arr (elements of size elem) to hold at least need.  0 or -ENOMEM. */
+int dsfs_layout_grow(void *arr, size_t *cap, size_t need, size_t elem);
+
+/*
+ * Sets the size word of every DSFS_LAYOUT_PENDING sample that is a regular
+ * file reached inside SOURCE, leaving the others (symlinks, missing files,
+ * directories, ...) PENDING for the caller to settle.  Parallel: up to
+ * STAT_THREADS helpers for big layouts.  0 or -ENOMEM.
+ */
+int dsfs_layout_stat_pending(struct dsfs_layout_ctx *c);
+
+int dsfs_layout_build_walk(struct dsfs_layout_ctx *c, bool imagefolder);
+int dsfs_layout_build_list(struct dsfs_layout_ctx *c, const char *list_file);
+
+#endif

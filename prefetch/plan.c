@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Plan configuration and --print-plan (see plan.h).  Runs once, in the
+ * main thread; no state of its own.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+#include "plan.h"
+
+static int refuse(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int refuse(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Which options each sampler takes, beyond sampler= itself. */
+static bool needs_seed(enum dsfs_sampler k)
+{
+	return k != DSFS_SAMPLER_NONE && k != DSFS_SAMPLER_SEQUENTIAL;
+}
+
+/* Options that mean nothing without a plan. */
+static const char *stray_option(const struct dsfs_plan_opts *o)
+{
+	return o->seed ? "seed" : o->epoch ? "epoch" : o->layout ? "layout" :
+	       o->dataset ? "dataset" : o->list ? "list" :
+	       o->world ? "world" : o->rank ? "rank" : o->ranks ? "ranks" :
+	       o->drop_last ? "drop_last" :
+	       o->persistent_workers ? "persistent_workers" : NULL;
+}
+
+static int parse_ranks(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
+		       char *why, size_t whylen)
+{
+	uint32_t world = c->sampler.world;
+	uint64_t a, b;
+	char *dash;
+
+	if (o->rank && o->ranks)
+		return refuse(why, whylen, "rank= and ranks= contradict each other; give one");
+	if (o->rank) {
+		if (dsfs_parse_u64(o->rank, 0, UINT32_MAX, &a) || a >= world)
+			return refuse(why, whylen, "rank=%s: must be an integer from 0 to %u (world=%u)",
+				      o->rank, world - 1, world);
+		c->rank_first = c->rank_last = (uint32_t)a;
+		return 0;
+	}
+	c->rank_first = 0; /* default: every rank runs on this node */
+	c->rank_last = world - 1;
+	if (!o->ranks)
+		return 0;
+	dash = strchr(o->ranks, '-');
+	if (dash) {
+		char first[24];
+		size_t n = (size_t)(dash - o->ranks);
+
+		if (n >= sizeof(first))
+			n = sizeof(first) - 1;
+		memcpy(first, o->ranks, n);
+		first[n] = '\0';
+		if (dsfs_parse_u64(first, 0, UINT32_MAX, &a) ||
+		    dsfs_parse_u64(dash + 1, 0, UINT32_MAX, &b))
+			a = b = UINT64_MAX;
+	} else if (dsfs_parse_u64(o->ranks, 0, UINT32_MAX, &a)) {
+		a = b = UINT64_MAX;
+	} else {
+		b = a;
+	}
+	if (a > b || b >= world)
+		return refuse(why, whylen, "ranks=%s: give A-B with 0 <= A <= B < world (%u)",
+			      o->ranks, world);
+	c->rank_first = (uint32_t)a;
+	c->rank_last = (uint32_t)b;
+	return 0;
+}
+
+/* world=, rank(s)=, drop_last: only for torch-distributed. */
+static int parse_distributed(const struct dsfs_plan_opts *o,
+			     struct dsfs_plan_cfg *c, char *why, size_t whylen)
+{
+	uint64_t w;
+
+	if (c->sampler.kind != DSFS_SAMPLER_TORCH_DISTRIBUTED) {
+		const char *opt = o->world ? "world" : o->rank ? "rank" :
+				  o->ranks ? "ranks" : o->drop_last ? "drop_last" : NULL;
+
+		if (opt)
+			return refuse(why, whylen, "%s= applies only to sampler=torch-distributed",
+				      opt);
+		c->sampler.world = 1;
+		return 0;
+	}
+	if (!o->world)
+		return refuse(why, whylen, "sampler=torch-distributed needs world=N (the number of ranks)%s",
+			      o->rank || o->ranks ? "" : "");
+	if (dsfs_parse_u64(o->world, 1, 1u << 20, &w))
+		return refuse(why, whylen, "world=%s: must be an integer from 1 to 1048576",
+			      o->world);
+	c->sampler.world = (uint32_t)w;
+	c->sampler.drop_last = o->drop_last != 0;
+	return parse_ranks(o, c, why, whylen);
+}
+
+static int parse_layout(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
+			char *why, size_t whylen)
+{
+	const char *d = o->dataset ? o->dataset : ".";
+
+	c->layout = DSFS_LAYOUT_IMAGEFOLDER;
+	if (o->layout && dsfs_layout_kind_parse(o->layout, &c->layout))
+		return refuse(why, whylen, "layout=%s: unknown layout; use imagefolder, sorted or list",
+			      o->layout);
+	if (c->layout == DSFS_LAYOUT_LIST && !o->list)
+		return refuse(why, whylen, "layout=list needs list=FILE (an absolute path)");
+	if (o->list && c->layout != DSFS_LAYOUT_LIST)
+		return refuse(why, whylen, "list= applies only to layout=list");
+	if (o->list && o->list[0] != '/')
+		return refuse(why, whylen, "list=%s: give an absolute path", o->list);
+	if (!d[0] || d[0] == '/' || !strcmp(d, "..") || !strncmp(d, "../", 3) ||
+	    strstr(d, "/../") || (strlen(d) >= 3 && !strcmp(d + strlen(d) - 3, "/..")))
+		return refuse(why, whylen, "dataset=%s: give a directory relative to SOURCE, without ..",
+			      d);
+	c->dataset = d;
+	c->list = o->list;
+	return 0;
+}
+
+static int parse_epoch(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
+		       char *why, size_t whylen)
+{
+	c->epoch_auto = !o->epoch || !strcmp(o->epoch, "auto");
+	c->epoch = 0;
+	if (!c->epoch_auto && dsfs_parse_u64(o->epoch, 0, 1u << 30, &c->epoch))
+		return refuse(why, whylen, "epoch=%s: give auto or an epoch number from 0",
+			      o->epoch);
+	return 0;
+}
+
+int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
+			struct dsfs_plan_cfg *c, char *why, size_t whylen)
+{
+	struct dsfs_sampler_cfg *s = &c->sampler;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	s->kind = DSFS_SAMPLER_NONE;
+	if (o->sampler && dsfs_sampler_from_name(o->sampler, &s->kind))
+		return refuse(why, whylen, "sampler=%s: unknown sampler; use none, sequential, torch-random, torch-distributed, python-shuffle or numpy-permutation",
+			      o->sampler);
+	if (s->kind == DSFS_SAMPLER_NONE) {
+		const char *opt = stray_option(o);
+
+		if (opt)
+			return refuse(why, whylen, "%s= needs a plan: give sampler= too (it is none)",
+				      opt);
+		return 0;
+	}
+	if (needs_seed(s->kind) && !o->seed)
+		return refuse(why, whylen, "sampler=%s needs seed=INT (the seed the training script uses)",
+			      o->sampler);
+	if (!needs_seed(s->kind) && o->seed)
+		return refuse(why, whylen, "seed= means nothing to sampler=%s", o->sampler);
+	if (o->seed && dsfs_seed_parse(o->seed, &s->seed))
+		return refuse(why, whylen, "seed=%s: %s", o->seed,
+			      dsfs_seed_parse(o->seed, &s->seed) == -ERANGE ?
+			      "too large (4096 bits at most)" : "not an integer");
+	if (o->persistent_workers && s->kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return refuse(why, whylen, "persistent_workers applies only to sampler=torch-random");
+	s->persistent_workers = o->persistent_workers != 0;
+	err = parse_distributed(o, c, why, whylen);
+	if (!err)
+		err = parse_layout(o, c, why, whylen);
+	if (!err)
+		err = parse_epoch(o, c, why, whylen);
+	if (!err && dsfs_sampler_check(s, why, whylen))
+		err = -EINVAL;
+	return err;
+}
+
+void dsfs_plan_opts_free(struct dsfs_plan_opts *o)
+{
+	free(o->sampler);
+	free(o->seed);
+	free(o->epoch);
+	free(o->layout);
+	free(o->dataset);
+	free(o->list);
+	free(o->world);
+	free(o->rank);
+	free(o->ranks);
+}
+
+int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
+		    uint64_t epoch, uint32_t rank, FILE *out, char *why,
+		    size_t whylen)
+{
+	struct dsfs_layout *layout = NULL;
+	uint32_t *order = NULL;
+	uint64_t n, count = 0, i;
+	int err;
+
+	err = dsfs_layout_build(root_fd, cfg->dataset, cfg->layout, cfg->list,
+				&layout, why, whylen);
+	if (err)
+		return err;
+	n = dsfs_layout_count(layout);
+	err = dsfs_sampler_check_epoch(&cfg->sampler, epoch, why, whylen);
+	if (!err) {
+		err = dsfs_sampler_order(&cfg->sampler, n, epoch, rank, &order,
+					 &count);
+		if (err)
+			snprintf(why, whylen, "cannot compute the order of %llu samples: %s",
+				 (unsigned long long)n, strerror(-err));
+	}
+	for (i = 0; !err && i < count; i++)
+		if (fprintf(out, "%s\n", dsfs_layout_path(layout, order[i])) < 0)
+			err = -EIO;
+	free(order);
+	dsfs_layout_free(layout);
+	return err;
+}

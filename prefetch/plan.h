@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The plan: which loader order dsfs predicts (sampler, seed, epoch, ranks)
+ * over which sample -> file mapping (layout of the dataset directory).
+ *
+ * dsfs_plan_cfg_parse() turns the plan's option strings (the same syntax as
+ * mount options; also the syntax of plan-change commands later) into a
+ * checked configuration, refusing contradictions with a message that names
+ * the option.  dsfs_plan_print() writes one epoch's predicted read order,
+ * one path per line, for `dsfs --print-plan`.  Both run in one thread.
+ */
+#ifndef DSFS_PLAN_H
+#define DSFS_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "layout.h"
+#include "sampler.h"
+
+/* Option values as given (NULL: not given).  Flags are ints for fuse_opt. */
+struct dsfs_plan_opts {
+	char *sampler, *seed, *epoch, *layout, *dataset, *list;
+	char *world, *rank, *ranks;
+	int drop_last, persistent_workers;
+};
+
+struct dsfs_plan_cfg {
+	struct dsfs_sampler_cfg sampler;	/* kind NONE: no plan */
+	enum dsfs_layout_kind layout;
+	const char *dataset;	/* relative to SOURCE; "." by default */
+	const char *list;	/* layout=list: absolute path */
+	bool epoch_auto;	/* detect the epoch from the accesses */
+	uint64_t epoch;		/* the epoch to start from otherwise */
+	uint32_t rank_first, rank_last;	/* local ranks (distributed) */
+};
+
+/*
+ * Check and convert.  Strings in cfg point into o (which must outlive cfg).
+ * 0, or -EINVAL with a one-line message naming the option in why.
+ */
+int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
+			struct dsfs_plan_cfg *cfg, char *why, size_t whylen);
+void dsfs_plan_opts_free(struct dsfs_plan_opts *o);
+
+/*
+ * Print the read order of epoch `epoch` for rank `rank` (ignored unless
+ * distributed), one path relative to the dataset directory per line.
+ * root_fd: SOURCE.  O(samples); 0 or -errno with a reason in why.
+ */
+int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
+		    uint64_t epoch, uint32_t rank, FILE *out, char *why,
+		    size_t whylen);
+
+#endif

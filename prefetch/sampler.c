@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Samplers (see sampler.h): per kind, the seeding and the shuffle loop of the
+ * library it models, transcribed from torch 1.13 (ATen randperm_cpu,
+ * torch/utils/data/{sampler,dataloader,distributed}.py), CPython 3.11
+ * (_randommodule.c, random.py) and numpy 1.24 (legacy _mt19937 seeding,
+ * mtrand.pyx _shuffle_raw, distributions.c random_interval).
+ *
+ * Pure functions: any thread, no locks, no state kept between calls.  Cost:
+ * O(n) time and 4 bytes per index; torch-random also skips the generator
+ * outputs of earlier epochs, O(epoch * n).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mt19937.h"
+#include "sampler.h"
+
+static const char *const sampler_names[] = {
+	[DSFS_SAMPLER_NONE] = "none",
+	[DSFS_SAMPLER_SEQUENTIAL] = "sequential",
+	[DSFS_SAMPLER_TORCH_RANDOM] = "torch-random",
+	[DSFS_SAMPLER_TORCH_DISTRIBUTED] = "torch-distributed",
+	[DSFS_SAMPLER_PYTHON_SHUFFLE] = "python-shuffle",
+	[DSFS_SAMPLER_NUMPY_PERMUTATION] = "numpy-permutation",
+};
+
+#define NKINDS (sizeof(sampler_names) / sizeof(sampler_names[0]))
+
+const char *dsfs_sampler_name(enum dsfs_sampler kind)
+{
+	return (unsigned)kind < NKINDS ? sampler_names[kind] : NULL;
+}
+
+int dsfs_sampler_from_name(const char *s, enum dsfs_sampler *out)
+{
+	unsigned i;
+
+	for (i = 0; i < NKINDS; i++) {
+		if (!strcmp(s, sampler_names[i])) {
+			*out = (enum dsfs_sampler)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Whether the kind seeds its generator with seed + epoch. */
+static bool seeds_per_epoch(enum dsfs_sampler kind)
+{
+	return kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ||
+	       kind == DSFS_SAMPLER_PYTHON_SHUFFLE ||
+	       kind == DSFS_SAMPLER_NUMPY_PERMUTATION;
+}
+
+/* The seed the kind's generator gets in this epoch: 0 or -ERANGE. */
+static int epoch_seed(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
+		      struct dsfs_seed *out)
+{
+	if (!seeds_per_epoch(cfg->kind) || !epoch) {
+		memcpy(out, &cfg->seed, sizeof(*out));
+		return 0;
+	}
+	if (epoch > INT64_MAX)
+		return -ERANGE;
+	return dsfs_seed_add(&cfg->seed, (int64_t)epoch, out);
+}
+
+static int seed_error(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
+		      const char *value, const char *rule, char *why,
+		      size_t whylen)
+{
+	if (!why || !whylen)
+		return -ERANGE;
+	if (seeds_per_epoch(cfg->kind) && epoch)
+		snprintf(why, whylen,
+			 "seed=%s: in epoch %" PRIu64 " the seed is %s, but %s",
+			 cfg->seed.text, epoch, value, rule);
+	else
+		snprintf(why, whylen, "seed=%s: %s", cfg->seed.text, rule);
+	return -ERANGE;
+}
+
+int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
+			     char *why, size_t whylen)
+{
+	struct dsfs_seed s;
+
+	if (why && whylen)
+		why[0] = '\0';
+	if (!dsfs_sampler_name(cfg->kind)) {
+		if (why && whylen)
+			snprintf(why, whylen, "sampler: unknown kind %d",
+				 (int)cfg->kind);
+		return -EINVAL;
+	}
+	if (cfg->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED && !cfg->world) {
+		if (why && whylen)
+			snprintf(
+				why, whylen,
+				"world=0: the number of replicas must be at least 1");
+		return -EINVAL;
+	}
+	if (epoch_seed(cfg, epoch, &s))
+		return seed_error(cfg, epoch, "too large",
+				  "the seed must stay below 2^4096", why,
+				  whylen);
+	switch (cfg->kind) {
+	case DSFS_SAMPLER_TORCH_RANDOM:
+	case DSFS_SAMPLER_TORCH_DISTRIBUTED:
+		if (!dsfs_seed_fits(&s, INT64_MIN, UINT64_MAX))
+			return seed_error(
+				cfg, epoch, s.text,
+				"torch manual_seed() accepts only -2^63 <= seed < 2^64",
+				why, whylen);
+		return 0;
+	case DSFS_SAMPLER_NUMPY_PERMUTATION:
+		if (!dsfs_seed_fits(&s, 0, UINT32_MAX))
+			return seed_error(
+				cfg, epoch, s.text,
+				"numpy RandomState() accepts only 0 <= seed < 2^32",
+				why, whylen);
+		return 0;
+	default:
+		return 0; /* python: any integer; none, sequential: no seed */
+	}
+}
+
+int dsfs_sampler_check(const struct dsfs_sampler_cfg *cfg, char *why,
+		       size_t whylen)
+{
+	return dsfs_sampler_check_epoch(cfg, 0, why, whylen);
+}
+
+/* malloc'd array of max(count, 1) indices (malloc(0) may return NULL). */
+static uint32_t *alloc_indices(uint64_t count)
+{
+	return malloc((count ? count : 1) * sizeof(uint32_t));
+}
+
+static void iota(uint32_t *a, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		a[i] = i;
+}
+
+static inline void swap(uint32_t *a, uint32_t i, uint32_t j)
+{
+	uint32_t t = a[i];
+
+	a[i] = a[j];
+	a[j] = t;
+}
+
+/* torch.randperm(n) on CPU for n < DSFS_SAMPLER_TORCH_MAX_N: n - 1 draws. */
+static void torch_randperm(struct dsfs_mt19937 *mt, uint32_t *a, uint32_t n)
+{
+	uint32_t i;
+
+	iota(a, n);
+	for (i = 0; i + 1 < n; i++)
+		swap(a, i, i + dsfs_mt_next32(mt) % (n - i));
+}
+
+/*
+ * Outputs of G drawn before epoch `epoch`'s randperm (verified against torch
+ * 1.13 by tests/golden_sampler.py): each iterator creation draws the base
+ * seed (one random64 = 2 outputs; only the first creation with persistent
+ * workers, where later epochs reuse the iterator), then randperm(n) (n - 1),
+ * then at the end of the epoch the sampler's unused second randperm (n - 1).
+ */
+static int torch_random_skip(const struct dsfs_sampler_cfg *cfg, uint32_t n,
+			     uint64_t epoch, uint64_t *skip)
+{
+	uint64_t per_epoch = 2 * (uint64_t)(n - 1), s;
+
+	if (!cfg->persistent_workers)
+		per_epoch += 2;
+	if (__builtin_mul_overflow(epoch, per_epoch, &s) ||
+	    __builtin_add_overflow(s, 2, &s))
+		return -EOVERFLOW;
+	*skip = s;
+	return 0;
+}
+
+static int order_torch_random(const struct dsfs_sampler_cfg *cfg, uint32_t n,
+			      uint64_t epoch, uint32_t *a)
+{
+	struct dsfs_mt19937 mt;
+	uint64_t skip;
+	int ret;
+
+	ret = torch_random_skip(cfg, n, epoch, &skip);
+	if (ret)
+		return ret;
+	dsfs_mt_init_genrand(&mt, dsfs_seed_low32(&cfg->seed));
+	dsfs_mt_skip(&mt, skip);
+	torch_randperm(&mt, a, n);
+	return 0;
+}
+
+/* DistributedSampler: num_samples = ceil(n / world), or floor with drop_last. */
+static uint64_t distributed_count(const struct dsfs_sampler_cfg *cfg,
+				  uint32_t n)
+{
+	if (cfg->drop_last)
+		return n / cfg->world;
+	return (n + (uint64_t)cfg->world - 1) / cfg->world;
+}
+
+/*
+ * Rank r reads positions r, r + world, ... of randperm(n) padded cyclically
+ * to num_samples * world (or cut to it with drop_last): idx[(r + k*w) % n].
+ */
+static int order_torch_distributed(const struct dsfs_sampler_cfg *cfg,
+				   const struct dsfs_seed *s, uint32_t n,
+				   uint32_t rank, uint32_t **order,
+				   uint64_t *count)
+{
+	uint64_t c = distributed_count(cfg, n), k;
+	uint32_t *idx, *out;
+	struct dsfs_mt19937 mt;
+
+	idx = alloc_indices(n);
+	out = alloc_indices(c);
+	if (!idx || !out) {
+		free(idx);
+		free(out);
+		return -ENOMEM;
+	}
+	dsfs_mt_init_genrand(&mt, dsfs_seed_low32(s));
+	torch_randperm(&mt, idx, n);
+	for (k = 0; k < c; k++)
+		out[k] = idx[(rank + k * cfg->world) % n];
+	free(idx);
+	*order = out;
+	*count = c;
+	return 0;
+}
+
+/* CPython _randbelow(m), 1 <= m <= 2^31: getrandbits(bit_length(m)) until < m. */
+static uint32_t python_randbelow(struct dsfs_mt19937 *mt, uint32_t m)
+{
+	unsigned shift = (unsigned)__builtin_clz(m); /* 32 - bit_length(m) */
+	uint32_t r;
+
+	do
+		r = dsfs_mt_next32(mt) >> shift;
+	while (r >= m);
+	return r;
+}
+
+/* random.Random(s).shuffle(list(range(n))): init_by_array(|s| words). */
+static void order_python(const struct dsfs_seed *s, uint32_t n, uint32_t *a)
+{
+	static const uint32_t zero_key[1] = { 0 };
+	struct dsfs_mt19937 mt;
+	uint32_t i;
+
+	if (s->nwords)
+		dsfs_mt_init_by_array(&mt, s->w, s->nwords);
+	else
+		dsfs_mt_init_by_array(&mt, zero_key, 1);
+	iota(a, n);
+	for (i = n; i-- > 1;)
+		swap(a, i, python_randbelow(&mt, i + 1));
+}
+
+/* numpy legacy random_interval(max): masked rejection on 32-bit outputs. */
+static uint32_t numpy_interval(struct dsfs_mt19937 *mt, uint32_t max)
+{
+	uint32_t mask = max, v;
+
+	mask |= mask >> 1;
+	mask |= mask >> 2;
+	mask |= mask >> 4;
+	mask |= mask >> 8;
+	mask |= mask >> 16;
+	do
+		v = dsfs_mt_next32(mt) & mask;
+	while (v > max);
+	return v;
+}
+
+/* RandomState(s).permutation(n): arange(n), then the legacy shuffle. */
+static void order_numpy(const struct dsfs_seed *s, uint32_t n, uint32_t *a)
+{
+	struct dsfs_mt19937 mt;
+	uint32_t i;
+
+	dsfs_mt_init_genrand(&mt, dsfs_seed_low32(s));
+	iota(a, n);
+	for (i = n; i-- > 1;)
+		swap(a, i, numpy_interval(&mt, i));
+}
+
+/* -EINVAL / -EFBIG for arguments no kind accepts, before any work. */
+static int order_args(const struct dsfs_sampler_cfg *cfg, uint64_t n,
+		      uint32_t rank)
+{
+	bool torch = cfg->kind == DSFS_SAMPLER_TORCH_RANDOM ||
+		     cfg->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED;
+
+	if (cfg->kind == DSFS_SAMPLER_NONE || !dsfs_sampler_name(cfg->kind))
+		return -EINVAL;
+	if (n > DSFS_SAMPLER_MAX_N || (torch && n >= DSFS_SAMPLER_TORCH_MAX_N))
+		return -EFBIG;
+	if (cfg->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED &&
+	    (!cfg->world || rank >= cfg->world))
+		return -EINVAL;
+	return 0;
+}
+
+int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
+		       uint64_t epoch, uint32_t rank, uint32_t **order,
+		       uint64_t *count)
+{
+	struct dsfs_seed s;
+	uint32_t *a;
+	int ret;
+
+	ret = order_args(cfg, n, rank);
+	if (!ret)
+		ret = dsfs_sampler_check_epoch(cfg, epoch, NULL, 0);
+	if (ret)
+		return ret;
+	ret = epoch_seed(cfg, epoch, &s);
+	if (ret)
+		return ret;
+	if (!n) {
+		*order = alloc_indices(0);
+		*count = 0;
+		return *order ? 0 : -ENOMEM;
+	}
+	if (cfg->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED)
+		return order_torch_distributed(cfg, &s, (uint32_t)n, rank,
+					       order, count);
+	a = alloc_indices(n);
+	if (!a)
+		return -ENOMEM;
+	switch (cfg->kind) {
+	case DSFS_SAMPLER_TORCH_RANDOM:
+		ret = order_torch_random(cfg, (uint32_t)n, epoch, a);
+		break;
+	case DSFS_SAMPLER_PYTHON_SHUFFLE:
+		order_python(&s, (uint32_t)n, a);
+		break;
+	case DSFS_SAMPLER_NUMPY_PERMUTATION:
+		order_numpy(&s, (uint32_t)n, a);
+		break;
+	default:
+		iota(a, (uint32_t)n);
+		break;
+	}
+	if (ret) {
+		free(a);
+		return ret;
+	}
+	*order = a;
+	*count = n;
+	return 0;
+}

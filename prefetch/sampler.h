@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Samplers: the order in which a training loader reads the n samples of a
+ * dataset in a given epoch, recomputed exactly as the loader's Python code
+ * computes it (torch 1.13 and later, CPython 3.11, numpy legacy RandomState;
+ * see shared/SAMPLERS.md and tests/t-sampler-golden.sh, which compares every
+ * kind against the real libraries).
+ *
+ * No FUSE, no locks, no global state: any thread may call any function; the
+ * configuration is read only.  Memory: one uint32_t per returned index.
+ */
+#ifndef DSFS_SAMPLER_H
+#define DSFS_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seed.h"
+
+enum dsfs_sampler {
+	DSFS_SAMPLER_NONE,	 /* no prediction */
+	DSFS_SAMPLER_SEQUENTIAL, /* 0 .. n-1 every epoch */
+	/* DataLoader(shuffle=True, generator=torch.Generator().manual_seed(seed)) */
+	DSFS_SAMPLER_TORCH_RANDOM,
+	/* DistributedSampler(shuffle=True, seed=seed) with set_epoch(epoch) */
+	DSFS_SAMPLER_TORCH_DISTRIBUTED,
+	/* random.Random(seed + epoch).shuffle(list(range(n))) */
+	DSFS_SAMPLER_PYTHON_SHUFFLE,
+	/* numpy.random.RandomState(seed + epoch).permutation(n) */
+	DSFS_SAMPLER_NUMPY_PERMUTATION,
+};
+
+/*
+ * torch.randperm switches to another algorithm (random64 draws) for
+ * n >= UINT32_MAX / 20 in recent releases: the torch kinds refuse such n.
+ */
+#define DSFS_SAMPLER_TORCH_MAX_N 214748364U
+/* Every kind: indices are uint32_t and n < 2^31. */
+#define DSFS_SAMPLER_MAX_N 0x7fffffffU
+
+struct dsfs_sampler_cfg {
+	enum dsfs_sampler kind;
+	struct dsfs_seed seed;	 /* unused by none and sequential */
+	bool persistent_workers; /* torch-random: persistent_workers=True */
+	uint32_t world;		 /* torch-distributed: num_replicas, >= 1 */
+	bool drop_last;		 /* torch-distributed: drop_last */
+};
+
+/* "none", "sequential", "torch-random", ...; NULL for an unknown value. */
+const char *dsfs_sampler_name(enum dsfs_sampler kind);
+/* The kind named s (exact, lower case): 0 or -EINVAL. */
+int dsfs_sampler_from_name(const char *s, enum dsfs_sampler *out);
+
+/*
+ * Whether the library would accept cfg->seed (at epoch 0) and cfg is
+ * usable: 0, or -ERANGE / -EINVAL with a one-line reason naming `seed=` (or
+ * `world=`) in why (NUL-terminated, truncated to whylen; why may be NULL).
+ *   torch-random, torch-distributed: torch manual_seed() takes
+ *     -2^63 <= seed < 2^64 (negative: its two's complement uint64); only the
+ *     low 32 bits reach MT19937.
+ *   python-shuffle: any integer (|seed| is used).
+ *   numpy-permutation: RandomState() takes 0 <= seed < 2^32.
+ * O(1).
+ */
+int dsfs_sampler_check(const struct dsfs_sampler_cfg *cfg, char *why,
+		       size_t whylen);
+
+/*
+ * The same for a given epoch: torch-distributed, python-shuffle and
+ * numpy-permutation seed their generator with seed + epoch, which may leave
+ * the range the library accepts (e.g. RandomState(2^32 - 1 + 1)) although
+ * dsfs_sampler_check() passed.  dsfs_sampler_order() fails with the same
+ * error; call this to get the message.  O(words of the seed).
+ */
+int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
+			     char *why, size_t whylen);
+
+/*
+ * The sample indices (each < n) the loader reads in epoch `epoch` (0-based),
+ * in read order, in a malloc'd array (*order, *count) the caller frees.
+ *   sequential: 0 .. n-1.
+ *   torch-random: epochs counted from the generator's creation: the outputs
+ *     earlier epochs drew are skipped (per epoch: one random64 for the
+ *     workers' base seed, drawn once only with persistent_workers, then
+ *     randperm(n) and a second, unused randperm(n) when the epoch ends).
+ *   torch-distributed: what rank `rank` of cfg->world reads, padding repeats
+ *     included (or trimmed with drop_last): *count = num_samples, which may
+ *     differ from n.
+ *   python-shuffle, numpy-permutation: a permutation of 0 .. n-1.
+ * n = 0 gives an empty array (*order is still a valid pointer).
+ * Errors: -EINVAL (kind none or unknown, world = 0, rank >= world),
+ * -ERANGE (seed + epoch not accepted: see dsfs_sampler_check_epoch()),
+ * -EFBIG (n > DSFS_SAMPLER_MAX_N, or torch kinds with
+ * n >= DSFS_SAMPLER_TORCH_MAX_N), -EOVERFLOW (torch-random: the outputs to
+ * skip exceed 2^64), -ENOMEM.
+ * Cost: O(n) time and memory; torch-random also skips
+ * 2 * epoch * n MT19937 outputs, O(epoch * n) (about 1 ns each: epoch 100
+ * of n = 10^7 costs about 2 s), so callers should cache the order of an epoch.
+ */
+int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
+		       uint64_t epoch, uint32_t rank, uint32_t **order,
+		       uint64_t *count);
+
+#endif

@@ -1,0 +1,285 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""golden_sampler: compare sampler-dump's orders with the real libraries.
+
+Usage: /usr/bin/python3 golden_sampler.py PATH/TO/sampler-dump
+
+One process computes every expected order with the real torch, CPython and
+numpy and asks sampler-dump (in --batch mode, one query at a time) for the
+same order; a mismatch prints the first differing position.  What each case
+exercises:
+
+  torch-random       the real DataLoader(shuffle=True, generator=G) with G =
+                     torch.Generator().manual_seed(seed), iterated over
+                     EPOCHS epochs: num_workers=0, num_workers=2 and
+                     num_workers=2 with persistent_workers, so the base-seed
+                     draws of each iterator and the sampler's unused second
+                     randperm are the real ones.  batch_size is 1 for small n
+                     and larger for big n (batching does not touch G; one
+                     drop_last=True loader shows that too).  After every epoch
+                     G's state is also compared with a fresh generator
+                     advanced by the modelled number of outputs ("draw
+                     accounting"), which covers n = 1, where the order
+                     itself shows nothing.  Seeds torch refuses must be
+                     refused by dsfs too.
+  torch-distributed  DistributedSampler(num_replicas=W, rank=r, shuffle=True,
+                     seed=seed, drop_last=d) with set_epoch(e), every rank,
+                     W with n % W != 0, padding longer than n (n < W).
+  python-shuffle     random.Random(seed + e).shuffle(list(range(n))),
+                     negative and > 64-bit seeds.
+  numpy-permutation  numpy.random.RandomState(seed + e).permutation(n),
+                     including seeds RandomState refuses (at some epochs).
+  sequential         DataLoader(shuffle=False).
+"""
+import collections
+import sys
+import time
+import random
+import subprocess
+
+import numpy
+import torch
+from torch.utils.data import DataLoader, Dataset
+from torch.utils.data.distributed import DistributedSampler
+
+NS = (1, 2, 7, 1000, 100003)
+EPOCHS = 4
+TORCH_SEEDS = (0, 1, 42, -1, -7, 2**32 + 5, 2**63 - 1, 2**64 - 1,
+               -2**63, 2**64, -2**63 - 1)
+# num_workers=2 forks workers per iterator: a subset of seeds keeps it quick.
+TORCH_WORKER_SEEDS = (42, -7, 2**64 - 1)
+PYTHON_SEEDS = (0, 1, 42, -1, -7, 2**32 + 5, 2**63 - 1, 2**64 - 1,
+                10**30, -10**30, 2**4000 + 12345)
+NUMPY_SEEDS = (0, 1, 42, -1, -7, 2**32 - 3, 2**32 + 5, 2**63 - 1, 2**64 - 1)
+MAX_REPORTS = 20
+
+
+class Indices(Dataset):
+    """n samples; sample i is the integer i."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return i
+
+
+def as_list(batch):
+    """collate_fn: keep a batch as the list of its indices."""
+    return batch
+
+
+class Dump:
+    """sampler-dump --batch as a co-process answering one query at a time."""
+
+    def __init__(self, path):
+        self.proc = subprocess.Popen([path, "--batch"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def ask(self, query):
+        self.proc.stdin.write(query + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            sys.exit("golden_sampler: sampler-dump died on: " + query)
+        return line.rstrip("\n")
+
+    def close(self):
+        self.proc.stdin.close()
+        return self.proc.wait()
+
+
+def first_difference(want, got):
+    w, g = want.split(), got.split()
+    for i, (a, b) in enumerate(zip(w, g)):
+        if a != b:
+            return "position %d: library %s, dsfs %s (lengths %d, %d)" % (
+                i, a, b, len(w), len(g))
+    return "lengths differ: library %d, dsfs %d" % (len(w), len(g))
+
+
+class Checker:
+    """Compares expected orders with sampler-dump's, query by query."""
+
+    def __init__(self, dump):
+        self.dump = dump
+        self.agreed = {}  # query -> hash of the answer both sides gave
+        self.queries = collections.Counter()   # kind -> distinct queries
+        self.orders = collections.Counter()    # kind -> library orders compared
+        self.refusals = collections.Counter()  # kind -> refusals compared
+        self.failures = 0
+        self.draws = 0
+
+    def expect(self, query, order, source):
+        """order: the library's list of indices, or None if it refused."""
+        kind = query.split()[0]
+        want = "REFUSED" if order is None else " ".join(map(str, order))
+        if order is None:
+            self.refusals[kind] += 1
+        else:
+            self.orders[kind] += 1
+        if self.agreed.get(query) == hash(want):
+            return
+        got = self.dump.ask(query)
+        if query not in self.agreed:
+            self.queries[kind] += 1
+        ok = got.startswith("error:") if order is None else got == want
+        if ok:
+            self.agreed[query] = hash(want)
+            return
+        self.fail(query, source, "library refused, dsfs gave an order"
+                  if order is None else got if got.startswith("error:")
+                  else first_difference(want, got))
+
+    def fail(self, what, source, detail):
+        self.failures += 1
+        if self.failures <= MAX_REPORTS:
+            print("MISMATCH %s [%s]: %s" % (what, source, detail[:300]))
+
+    def draws_consumed(self, gen, seed, k, what):
+        """gen has drawn exactly k 32-bit outputs since manual_seed(seed)."""
+        fresh = torch.Generator().manual_seed(seed)
+        if k:
+            torch.randperm(k + 1, generator=fresh)  # exactly k draws
+        self.draws += 1
+        if not torch.equal(gen.get_state(), fresh.get_state()):
+            self.fail(what, "draw accounting",
+                      "generator state differs from %d outputs drawn" % k)
+
+
+def torch_random_loader(ck, n, seed, workers, persistent, batch, drop_last):
+    """Iterate the real DataLoader EPOCHS times; check orders and draws."""
+    opts = " --persistent" if persistent else ""
+    source = "DataLoader num_workers=%d persistent=%s batch=%d drop_last=%s" % (
+        workers, persistent, batch, drop_last)
+    try:
+        gen = torch.Generator().manual_seed(seed)
+    except RuntimeError:
+        for e in range(EPOCHS):
+            ck.expect("torch-random %d %d %d%s" % (seed, n, e, opts), None,
+                      "manual_seed refused")
+        return
+    loader = DataLoader(Indices(n), batch_size=batch, shuffle=True,
+                        generator=gen, num_workers=workers,
+                        persistent_workers=persistent, drop_last=drop_last,
+                        collate_fn=as_list)
+    for e in range(EPOCHS):
+        order = [i for b in loader for i in b]
+        query = "torch-random %d %d %d%s" % (seed, n, e, opts)
+        if drop_last:
+            full = n - n % batch
+            got = ck.dump.ask(query).split()[:full]
+            if got != [str(i) for i in order]:
+                ck.fail(query, source, "drop_last loader: prefix differs")
+            ck.orders["torch-random"] += 1
+        else:
+            ck.expect(query, order, source)
+        # Base seed: one random64 (2 outputs) per iterator, once only with
+        # persistent workers; randperm(n) and the unused second randperm(n)
+        # draw n - 1 outputs each.
+        done = e + 1
+        model = (2 if persistent else 2 * done) + 2 * (n - 1) * done
+        ck.draws_consumed(gen, seed, model, query + " after the epoch")
+
+
+def check_torch_random(ck):
+    for n in NS:
+        big = n > 1000
+        for seed in TORCH_SEEDS:
+            torch_random_loader(ck, n, seed, 0, False, 1000 if big else 1,
+                                False)
+        for seed in TORCH_WORKER_SEEDS:
+            batch = 2000 if big else 50 if n >= 1000 else 1
+            torch_random_loader(ck, n, seed, 2, False, batch, False)
+            torch_random_loader(ck, n, seed, 2, True, batch, False)
+    torch_random_loader(ck, 7, 42, 0, False, 3, True)
+    torch_random_loader(ck, 1000, 42, 2, True, 64, True)
+
+
+def check_torch_distributed(ck):
+    for n in NS:
+        worlds = (1, 3, 4, 8) if n <= 7 else (3, 4)
+        for seed in TORCH_SEEDS:
+            for e in range(EPOCHS):
+                for world in worlds:
+                    for drop in (False, True):
+                        for rank in range(world):
+                            distributed_one(ck, n, seed, e, world, rank, drop)
+
+
+def distributed_one(ck, n, seed, e, world, rank, drop):
+    query = "torch-distributed %d %d %d --world %d --rank %d%s" % (
+        seed, n, e, world, rank, " --drop-last" if drop else "")
+    sampler = DistributedSampler(Indices(n), num_replicas=world, rank=rank,
+                                 shuffle=True, seed=seed, drop_last=drop)
+    sampler.set_epoch(e)
+    try:
+        order = list(sampler)
+    except RuntimeError:  # manual_seed(seed + epoch) out of range
+        order = None
+    ck.expect(query, order, "DistributedSampler")
+
+
+def check_python(ck):
+    for n in NS:
+        for seed in PYTHON_SEEDS:
+            for e in range(EPOCHS):
+                x = list(range(n))
+                random.Random(seed + e).shuffle(x)
+                ck.expect("python-shuffle %d %d %d" % (seed, n, e), x,
+                          "random.Random(seed + epoch).shuffle")
+
+
+def check_numpy(ck):
+    for n in NS:
+        for seed in NUMPY_SEEDS:
+            for e in range(EPOCHS):
+                try:
+                    order = numpy.random.RandomState(seed + e).permutation(n)
+                    order = order.tolist()
+                except ValueError:
+                    order = None
+                ck.expect("numpy-permutation %d %d %d" % (seed, n, e), order,
+                          "RandomState(seed + epoch).permutation")
+
+
+def check_sequential(ck):
+    for n in NS:
+        loader = DataLoader(Indices(n), batch_size=1 if n <= 1000 else 1000,
+                            shuffle=False, collate_fn=as_list)
+        for e in range(2):
+            ck.expect("sequential 0 %d %d" % (n, e),
+                      [i for b in loader for i in b], "DataLoader shuffle=False")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: golden_sampler.py PATH/TO/sampler-dump")
+    start = time.monotonic()
+    torch.set_num_threads(1)
+    ck = Checker(Dump(sys.argv[1]))
+    print("golden_sampler: torch %s, numpy %s, CPython %s" % (
+        torch.__version__, numpy.__version__, sys.version.split()[0]))
+    for name, fn in (("torch-random", check_torch_random),
+                     ("torch-distributed", check_torch_distributed),
+                     ("python-shuffle", check_python),
+                     ("numpy-permutation", check_numpy),
+                     ("sequential", check_sequential)):
+        t = time.monotonic()
+        fn(ck)
+        print("  %-18s %5d queries, %5d library orders and %3d refusals compared (%.1fs)"
+              % (name, ck.queries[name], ck.orders[name], ck.refusals[name],
+                 time.monotonic() - t))
+    print("  draw accounting: %d generator states matched the model" % ck.draws)
+    if ck.dump.close():
+        ck.fail("sampler-dump --batch", "exit status", "non-zero")
+    print("golden_sampler: n in %s, epochs 0..%d: %d mismatches (%.1fs)" % (
+        ",".join(map(str, NS)), EPOCHS - 1, ck.failures,
+        time.monotonic() - start))
+    return 1 if ck.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

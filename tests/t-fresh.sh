@@ -1,0 +1,62 @@
+#!/bin/bash
+# t-fresh: files replaced, rewritten, truncated, appended or deleted on the volume while cached are never served stale.
+set -euo pipefail
+. "$srcdir/lib.sh"
+require_root
+
+make_volume 512
+SRC="$VOL/src"
+MNT="$WORK/mnt"
+mkdir "$SRC" "$MNT"
+for f in replaced rewritten truncated appended deleted; do
+	"$MKTREE" --file "$SRC/$f" 300000 "${#f}"
+done
+"$MKTREE" --file "$WORK/new" 250000 99
+
+mount_dsfs "$SRC" "$MNT" -o cache_size=64M
+# Cache everything, in dsfs and in the kernel.
+"$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "initial tree differs"
+
+# until_ok SECS CMD...: poll CMD until it succeeds; fail after SECS.
+until_ok() {
+	local deadline=$((SECONDS + $1))
+
+	shift
+	until "$@" 2>/dev/null; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
+}
+
+same() {
+	cmp -s "$1" "$2"
+}
+
+say "rename over a cached file"
+cp "$WORK/new" "$SRC/.tmp"
+mv "$SRC/.tmp" "$SRC/replaced"
+until_ok 5 same "$SRC/replaced" "$MNT/replaced" || fail "replaced: stale after 5 s"
+
+say "rewrite in place"
+dd if="$WORK/new" of="$SRC/rewritten" bs=4096 count=20 conv=notrunc status=none
+until_ok 5 same "$SRC/rewritten" "$MNT/rewritten" || fail "rewritten: stale after 5 s"
+
+say "truncate and append"
+truncate -s 1000 "$SRC/truncated"
+cat "$WORK/new" >>"$SRC/appended"
+until_ok 5 same "$SRC/truncated" "$MNT/truncated" || fail "truncated: stale after 5 s"
+until_ok 5 same "$SRC/appended" "$MNT/appended" || fail "appended: stale after 5 s"
+
+say "delete"
+rm "$SRC/deleted"
+gone() { ! stat "$MNT/deleted" >/dev/null 2>&1; }
+until_ok 5 gone || fail "deleted: still visible after 5 s"
+cat "$MNT/deleted" 2>"$WORK/err" && fail "deleted file still readable"
+grep -q "No such file" "$WORK/err" || fail "deleted file: $(cat "$WORK/err")"
+
+say "a new file appears"
+cp "$WORK/new" "$SRC/created"
+until_ok 5 same "$SRC/created" "$MNT/created" || fail "created: not visible after 5 s"
+
+"$READCHECK" tree "$SRC" "$MNT" || fail "final tree differs"
+unmount_dsfs "$MNT"

@@ -1,0 +1,41 @@
+#!/bin/bash
+# t-lowfd: the daemon serves any number of files under `ulimit -n 64`, and concurrent readers of the same data share one fetch.
+set -euo pipefail
+. "$srcdir/lib.sh"
+require_root
+require_cmd getfattr
+
+make_volume 512
+SRC="$VOL/src"
+MNT="$WORK/mnt"
+mkdir "$SRC" "$MNT"
+"$MKTREE" "$SRC/many" 3000 30 8000 11
+"$MKTREE" --file "$SRC/shared" 41943040 12
+
+stat_of() {
+	getfattr --absolute-names -n user.dsfs.stats --only-values "$MNT" | awk -v k="$1" '$1 == k { print $2 }'
+}
+
+DSFS_NOFILE=64 mount_dsfs "$SRC" "$MNT" -o cache_size=128M
+pid=${DSFS_PID[$MNT]}
+[[ $(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits") == 64 ]] || fail "limit not applied"
+sync; echo 3 >/proc/sys/vm/drop_caches
+say "8 readers of one cold file: one fetch"
+before=$(stat_of backing_read_bytes)
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+	cmp "$SRC/shared" "$MNT/shared" & pids+=($!)
+done
+for p in "${pids[@]}"; do
+	wait "$p" || fail "a concurrent reader saw different bytes"
+done
+after=$(stat_of backing_read_bytes)
+fetched=$((after - before))
+say "fetched $fetched bytes for a 40 MiB file read 8 times"
+((fetched > 0 && fetched <= 41943040)) || fail "expected one fetch of 41943040 bytes, got $fetched"
+"$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs under ulimit -n 64"
+"$READCHECK" random "$SRC" "$MNT" 16 300 >/dev/null || fail "random reads differ under ulimit -n 64"
+fds=$(ls "/proc/$pid/fd" | wc -l)
+((fds <= 64)) || fail "daemon holds $fds fds"
+
+unmount_dsfs "$MNT"

@@ -1,0 +1,80 @@
+#!/bin/bash
+# t-print-plan: `dsfs --print-plan` lists exactly the files the real loaders (torch, torchvision, numpy, random) read, per epoch and rank.
+set -euo pipefail
+. "$srcdir/lib.sh"
+
+PY=/usr/bin/python3
+"$PY" -c 'import torch, torchvision, numpy' 2>/dev/null ||
+	skip "Debian's python3-torch, python3-torchvision and python3-numpy are needed"
+
+# A small ImageFolder tree with the traps of SAMPLERS.md section 5.
+T="$WORK/tree"
+mkdir -p "$T/train/cat/a" "$T/train/cat/a-b" "$T/train/dog" "$T/train/.hidden" \
+	"$T/train/émile" "$T/train/empty-is-not-allowed"
+i=0
+for f in cat/a/x.jpg cat/a-b/y.JPEG cat/z.png cat/notes.txt cat/.h.jpg dog/1.jpg \
+	dog/10.jpg dog/2.Jpg dog/b.webp .hidden/k.ppm émile/é.bmp émile/z.tif \
+	empty-is-not-allowed/only.pgm; do
+	printf '%s' "$((i++))" >"$T/train/$f"
+done
+ln -s ../dog "$T/train/cat/linked"
+for n in $(seq 1 40); do printf x >"$T/train/dog/many$n.jpg"; done
+ls "$T/train" >/dev/null
+
+# One python process computes every expected order; each case is a line
+# "ARGS<TAB>path path ...".
+"$PY" - "$T/train" >"$WORK/expected" <<'PYEOF'
+import random, sys
+import numpy, torch
+from torch.utils.data import DataLoader, DistributedSampler
+from torchvision.datasets import ImageFolder
+
+root = sys.argv[1]
+ds = ImageFolder(root, loader=lambda p: p)
+paths = [p[len(root) + 1:] for p, _ in ds.samples]
+n = len(paths)
+
+class Idx(torch.utils.data.Dataset):
+    def __len__(self): return n
+    def __getitem__(self, i): return i
+
+def emit(args, order):
+    print(args + "\t" + "\x1f".join(paths[i] for i in order))
+
+for seed in (0, 42, -3, 2**40 + 7):
+    for persistent in (False, True):
+        g = torch.Generator(); g.manual_seed(seed)
+        dl = DataLoader(Idx(), batch_size=None, shuffle=True, generator=g,
+                        num_workers=1 if persistent else 0,
+                        persistent_workers=persistent)
+        for epoch in range(3):
+            order = [int(i) for i in dl]
+            extra = ",persistent_workers" if persistent else ""
+            emit(f"sampler=torch-random,seed={seed},epoch={epoch}{extra}", order)
+for world, drop in ((3, False), (4, True)):
+    for rank in range(world):
+        for epoch in (0, 5):
+            s = DistributedSampler(Idx(), num_replicas=world, rank=rank,
+                                   shuffle=True, seed=7, drop_last=drop)
+            s.set_epoch(epoch)
+            extra = ",drop_last" if drop else ""
+            emit(f"sampler=torch-distributed,seed=7,world={world},rank={rank},epoch={epoch}{extra}", list(s))
+for seed in (0, 5, 10**30):
+    for epoch in range(3):
+        order = list(range(n)); random.Random(seed + epoch).shuffle(order)
+        emit(f"sampler=python-shuffle,seed={seed},epoch={epoch}", order)
+for seed in (0, 123, 2**32 - 3):
+    for epoch in range(2):
+        emit(f"sampler=numpy-permutation,seed={seed},epoch={epoch}",
+             [int(i) for i in numpy.random.RandomState(seed + epoch).permutation(n)])
+emit("sampler=sequential", range(n))
+PYEOF
+
+cases=0
+while IFS=$'\t' read -r args want; do
+	got=$("$DSFS" --print-plan "$T" -o "dataset=train,$args" | paste -sd $'\x1f')
+	[[ $got == "$want" ]] || fail "--print-plan -o $args: got [${got//$'\x1f'/ }], want [${want//$'\x1f'/ }]"
+	cases=$((cases + 1))
+done <"$WORK/expected"
+((cases >= 54)) || fail "only $cases cases ran (python produced too few)"
+say "$cases orders equal to the real libraries"

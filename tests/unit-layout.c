@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * unit-layout: prefetch/layout on small trees built in a temp dir: Python's
+ * name order, imagefolder and sorted orders with their traps, symlinks
+ * leaving SOURCE, loops, list files with every refused line, and lookup.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "layout.h"
+#include "unit-check.h"
+
+struct want {
+	const char *path;
+	uint64_t size;
+	bool prefetch;
+};
+
+static char tmp[] = "/tmp/dsfs-unit-layout.XXXXXX";
+static char src[128], outside[128]; /* short: joined paths fit PATH_MAX */
+
+static void mkparents(const char *path)
+{
+	char buf[PATH_MAX], *s;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (s = buf + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		mkdir(buf, 0755);
+		*s = '/';
+	}
+}
+
+/* A file of `size` bytes at base/rel (parents created). */
+static void put(const char *base, const char *rel, size_t size)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", base, rel);
+	mkparents(path);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	while (size--)
+		fputc('x', f);
+	fclose(f);
+}
+
+static void dir(const char *base, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s/", base, rel);
+	mkparents(path);
+}
+
+static void lnk(const char *target, const char *base, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", base, rel);
+	mkparents(path);
+	CHECK(symlink(target, path) == 0);
+}
+
+/* Writes a list file under the temp dir and returns its path (static). */
+static const char *list_file(const char *data, size_t len)
+{
+	static char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/list.txt", tmp);
+	f = fopen(path, "w");
+	CHECK(f && fwrite(data, 1, len, f) == len);
+	if (f)
+		fclose(f);
+	return path;
+}
+
+static int build(const char *ds, enum dsfs_layout_kind kind,
+		 const char *list, struct dsfs_layout **l, char *why,
+		 size_t whylen)
+{
+	int fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+
+	CHECK(fd >= 0);
+	err = dsfs_layout_build(fd, ds, kind, list, l, why, whylen);
+	close(fd);
+	return err;
+}
+
+static void check_samples(const struct dsfs_layout *l, const struct want *w,
+			  size_t n)
+{
+	uint64_t i, idx;
+
+	CHECK(dsfs_layout_count(l) == n);
+	for (i = 0; i < n && i < dsfs_layout_count(l); i++) {
+		if (strcmp(dsfs_layout_path(l, i), w[i].path) ||
+		    dsfs_layout_size(l, i) != w[i].size ||
+		    dsfs_layout_prefetchable(l, i) != w[i].prefetch) {
+			fprintf(stderr, "sample %llu: got %s %llu %d, want %s "
+				"%llu %d\n", (unsigned long long)i,
+				dsfs_layout_path(l, i),
+				(unsigned long long)dsfs_layout_size(l, i),
+				dsfs_layout_prefetchable(l, i), w[i].path,
+				(unsigned long long)w[i].size, w[i].prefetch);
+			CHECK(!"sample as expected");
+		}
+		CHECK(dsfs_layout_lookup(l, w[i].path, &idx) == 0);
+	}
+}
+
+static int sign(int v)
+{
+	return (v > 0) - (v < 0);
+}
+
+static void test_strcmp(void)
+{
+	static const struct {
+		const char *a, *b;
+		int want; /* Python's order; bytes may differ */
+	} t[] = {
+		{ "", "", 0 },
+		{ "a", "b", -1 },
+		{ "a", "a-b", -1 },
+		{ "a-b", "a/x", -1 },		/* the os.walk trap */
+		{ "x/\x80", "x/\x80", 0 },
+		{ "\xc3\xa9", "\xff", -1 },	/* U+00E9 < U+DCFF */
+		{ "\x80", "\xc3\xa9", 1 },	/* U+DC80 > U+00E9 */
+		{ "\xff", "\xee\x80\x80", -1 },	/* U+DCFF < U+E000 */
+		{ "\xf0\x9f\x98\x80", "\xff", 1 },	/* U+1F600 > U+DCFF */
+		{ "\xc3", "\xc3\xa9", 1 },	/* truncated: U+DCC3 > U+00E9 */
+		{ "\xe2\x82" "A", "\xe2\x82\xac", 1 },	/* U+DCE2 > U+20AC */
+		{ "\xc0\xaf", "\xc3\xa9", 1 },	/* overlong: escaped */
+		{ "\xed\xa0\x80", "\xee\x80\x80", -1 },	/* UTF-8 surrogate */
+		{ "\xed\x9f\xbf", "\xed\xa0\x80", -1 },	/* U+D7FF < U+DCED */
+		{ "\xf4\x90\x80\x80", "\xf4\x8f\xbf\xbf", -1 }, /* > U+10FFFF */
+		{ "ab\xc3\xa9", "ab\xc3\xa8", 1 },
+		{ "\xe0\x80\x80", "\xe0\xa0\x80", 1 },	/* overlong 3-byte */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (sign(dsfs_layout_strcmp(t[i].a, t[i].b)) != t[i].want ||
+		    sign(dsfs_layout_strcmp(t[i].b, t[i].a)) != -t[i].want) {
+			fprintf(stderr, "strcmp case %zu\n", i);
+			CHECK(!"Python order");
+		}
+	}
+}
+
+static void test_kinds(void)
+{
+	enum dsfs_layout_kind k;
+
+	CHECK(!strcmp(dsfs_layout_kind_name(DSFS_LAYOUT_IMAGEFOLDER),
+		      "imagefolder"));
+	CHECK(!strcmp(dsfs_layout_kind_name(DSFS_LAYOUT_SORTED), "sorted"));
+	CHECK(!strcmp(dsfs_layout_kind_name(DSFS_LAYOUT_LIST), "list"));
+	CHECK(dsfs_layout_kind_name((enum dsfs_layout_kind)7) == NULL);
+	CHECK(dsfs_layout_kind_parse("list", &k) == 0 && k == DSFS_LAYOUT_LIST);
+	CHECK(dsfs_layout_kind_parse("Sorted", &k) == -EINVAL);
+}
+
+static void make_tree(void)
+{
+	char target[PATH_MAX];
+
+	put(src, "data/c/z.jpg", 1);
+	put(src, "data/c/a-b/x.jpg", 2);
+	put(src, "data/c/a/x/y.PNG", 3);
+	put(src, "data/c/a/f.txt", 9);
+	put(src, "data/c/.h/h.Jpeg", 4);
+	put(src, "data/c/a/b.jpg", 5);
+	dir(src, "data/c/empty");
+	lnk("z.jpg", src, "data/c/lnk.jpg");
+	snprintf(target, sizeof(target), "%s/o.jpg", outside);
+	lnk(target, src, "data/c/out.jpg");
+	lnk("nope", src, "data/c/broken.jpg");
+	put(outside, "dd/q.jpg", 6);
+	snprintf(target, sizeof(target), "%s/dd", outside);
+	lnk(target, src, "data/d");
+	put(src, "data/e/1.jpg", 7);
+	lnk(".", src, "data/e/loop");
+	put(src, "data/.hc/k.png", 8);
+	put(src, "data/file.jpg", 1);
+	put(outside, "o.jpg", 10);
+	/* Two loops in one directory: Python would walk 2^40 directories. */
+	put(src, "loops/l/1.jpg", 1);
+	lnk(".", src, "loops/l/s1");
+	lnk(".", src, "loops/l/s2");
+	lnk("../..", src, "loops/l/sub/s3");
+}
+
+static void test_imagefolder(void)
+{
+	static const struct want w[] = {
+		{ ".hc/k.png", 8, true },
+		{ "c/broken.jpg", 0, false },
+		{ "c/lnk.jpg", 1, true },
+		{ "c/out.jpg", 0, false },
+		{ "c/z.jpg", 1, true },
+		{ "c/.h/h.Jpeg", 4, true },
+		{ "c/a/b.jpg", 5, true },
+		{ "c/a-b/x.jpg", 2, true },
+		{ "c/a/x/y.PNG", 3, true },
+		{ "d/q.jpg", 0, false },
+		{ "e/1.jpg", 7, true },
+	};
+	const struct dsfs_layout_info *in;
+	struct dsfs_layout *l;
+	char why[256];
+	uint64_t idx;
+
+	CHECK(build("data", DSFS_LAYOUT_IMAGEFOLDER, NULL, &l, why,
+		    sizeof(why)) == 0);
+	if (!l)
+		return;
+	check_samples(l, w, sizeof(w) / sizeof(w[0]));
+	in = dsfs_layout_info(l);
+	CHECK(in->loops == 1 && in->outside == 2 && in->not_regular == 1);
+	CHECK(in->empty_classes == 0 && in->duplicates == 0);
+	CHECK(dsfs_layout_lookup(l, "c/a-b/x.jpg", &idx) == 0 && idx == 7);
+	CHECK(dsfs_layout_lookup(l, "c/a/f.txt", &idx) == -ENOENT);
+	CHECK(dsfs_layout_lookup(l, "./c/z.jpg", &idx) == -ENOENT);
+	CHECK(dsfs_layout_memory(l) < 1024);
+	dsfs_layout_free(l);
+
+	CHECK(build("loops", DSFS_LAYOUT_IMAGEFOLDER, NULL, &l, why,
+		    sizeof(why)) == 0);
+	if (!l)
+		return;
+	CHECK(dsfs_layout_count(l) == 1 && dsfs_layout_info(l)->loops == 3);
+	dsfs_layout_free(l);
+}
+
+static void test_sorted(void)
+{
+	static const struct want w[] = {
+		{ ".hc/k.png", 8, true },   { "c/.h/h.Jpeg", 4, true },
+		{ "c/a-b/x.jpg", 2, true }, { "c/a/b.jpg", 5, true },
+		{ "c/a/f.txt", 9, true },   { "c/a/x/y.PNG", 3, true },
+		{ "c/z.jpg", 1, true },	    { "e/1.jpg", 7, true },
+		{ "file.jpg", 1, true },
+	};
+	struct dsfs_layout *l;
+	char why[256];
+
+	CHECK(build("./data/", DSFS_LAYOUT_SORTED, NULL, &l, why,
+		    sizeof(why)) == 0);
+	if (!l)
+		return;
+	check_samples(l, w, sizeof(w) / sizeof(w[0]));
+	CHECK(dsfs_layout_info(l)->loops == 0);
+	dsfs_layout_free(l);
+}
+
+static void test_list_good(void)
+{
+	static const char data[] = "c/z.jpg\r\n./c//a/b.jpg\nc/lnk.jpg\n"
+				   "c/out.jpg\nc/z.jpg\nd/q.jpg";
+	static const struct want w[] = {
+		{ "c/z.jpg", 1, true },	   { "c/a/b.jpg", 5, true },
+		{ "c/lnk.jpg", 1, true },  { "c/out.jpg", 0, false },
+		{ "c/z.jpg", 1, true },	   { "d/q.jpg", 0, false },
+	};
+	struct dsfs_layout *l;
+	char why[256];
+	uint64_t idx;
+
+	CHECK(build("data", DSFS_LAYOUT_LIST, list_file(data, sizeof(data) - 1),
+		    &l, why, sizeof(why)) == 0);
+	if (!l)
+		return;
+	check_samples(l, w, sizeof(w) / sizeof(w[0]));
+	CHECK(dsfs_layout_lookup(l, "c/z.jpg", &idx) == 0 && idx == 0);
+	CHECK(dsfs_layout_info(l)->duplicates == 1);
+	CHECK(dsfs_layout_info(l)->outside == 2);
+	dsfs_layout_free(l);
+}
+
+/* A list whose line 2 (or `line`) is refused with a reason holding `word`. */
+static void bad_list(const char *data, size_t len, int line, int err,
+		     const char *word)
+{
+	struct dsfs_layout *l = (struct dsfs_layout *)1;
+	char why[512], at[32];
+	int got;
+
+	got = build("data", DSFS_LAYOUT_LIST, list_file(data, len), &l, why,
+		    sizeof(why));
+	snprintf(at, sizeof(at), " line %d: ", line);
+	if (got != err || l != NULL || !strstr(why, word) ||
+	    (line && !strstr(why, at))) {
+		fprintf(stderr, "bad list %d: got %d, why \"%s\"\n", line, got,
+			why);
+		CHECK(!"refused as expected");
+	}
+}
+
+#define BAD(s, line, err, word) bad_list(s, sizeof(s) - 1, line, err, word)
+
+static void test_list_bad(void)
+{
+	char big[PATH_MAX + 64];
+	struct dsfs_layout *l;
+	char why[256];
+
+	BAD("c/z.jpg\n/etc/passwd\n", 2, -EINVAL, "absolute");
+	BAD("c/z.jpg\n../data/c/z.jpg\n", 2, -EINVAL,
+	    "'../data/c/z.jpg' leaves the dataset directory");
+	BAD("c/z.jpg\nc/../c/z.jpg\n", 2, -EINVAL, "'..'");
+	BAD("c/z.jpg\n\nc/z.jpg\n", 2, -EINVAL, "empty line");
+	BAD("c/z.jpg\r\nc/z.jpg\r\n\r\n", 3, -EINVAL, "empty line");
+	BAD("c/z.jpg\nc/z.jpg\n\n", 3, -EINVAL, "empty line");
+	BAD("c/z.jpg\nc/z\0.jpg\n", 2, -EINVAL, "NUL");
+	BAD("c/z.jpg\nc/missing.jpg\n", 2, -ENOENT, "missing");
+	BAD("c/z.jpg\nc/broken.jpg\n", 2, -ENOENT, "missing");
+	BAD("c/z.jpg\nnodir/z.jpg\n", 2, -ENOENT, "missing");
+	BAD("c/z.jpg\nc/a\n", 2, -EISDIR, "directory");
+	BAD("c/z.jpg\nd\n", 2, -EISDIR, "directory");
+	BAD("c/z.jpg\nc/a/\n", 2, -EINVAL, "ends with '/'");
+	BAD("c/z.jpg\nc/z.jpg\rc/a/b.jpg\n", 2, -EINVAL, "carriage return");
+	BAD("c/z.jpg\n./.\n", 2, -EINVAL, "dataset directory itself");
+	BAD("", 0, -EINVAL, "empty; it must name");
+	/* The first bad line wins, whatever kind of fault comes later. */
+	BAD("c/z.jpg\nc/gone.jpg\nc/z.jpg\n/abs\n", 2, -ENOENT,
+	    "'c/gone.jpg' names a missing file");
+	BAD("c/z.jpg\nc/lnk.jpg\nc/broken.jpg\nc/a\n", 3, -ENOENT, "missing");
+	memset(big, 'a', sizeof(big));
+	memcpy(big, "c/z.jpg\n", 8);
+	bad_list(big, sizeof(big), 2, -ENAMETOOLONG, "PATH_MAX");
+	memset(big + 8, 'a', PATH_MAX);		/* PATH_MAX bytes + LF */
+	big[8 + PATH_MAX] = '\n';
+	bad_list(big, 9 + PATH_MAX, 2, -ENAMETOOLONG, "PATH_MAX");
+
+	CHECK(build("data", DSFS_LAYOUT_LIST, "rel.txt", &l, why,
+		    sizeof(why)) == -EINVAL && strstr(why, "absolute"));
+	CHECK(build("data", DSFS_LAYOUT_LIST, NULL, &l, why, sizeof(why)) ==
+	      -EINVAL);
+	CHECK(build("data", DSFS_LAYOUT_LIST, "/nonexistent/list.txt", &l, why,
+		    sizeof(why)) == -ENOENT && strstr(why, "/nonexistent"));
+	CHECK(build("data", DSFS_LAYOUT_LIST, tmp, &l, why, sizeof(why)) ==
+	      -EISDIR);
+}
+
+/* Many lines: lines cross the reader's 64 KiB buffer at every offset. */
+static void test_list_long(void)
+{
+	const size_t n = 200000;
+	char *data = malloc(n * 12), *p = data;
+	struct dsfs_layout *l;
+	char why[256];
+	uint64_t idx;
+	size_t i;
+
+	CHECK(data != NULL);
+	if (!data)
+		return;
+	for (i = 0; i < n; i++)
+		p += sprintf(p, i % 3 ? "c/z.jpg\n" : "c/a/b.jpg\r\n");
+	CHECK(build("data", DSFS_LAYOUT_LIST, list_file(data, (size_t)(p - data)),
+		    &l, why, sizeof(why)) == 0);
+	free(data);
+	if (!l)
+		return;
+	CHECK(dsfs_layout_count(l) == n);
+	CHECK(!strcmp(dsfs_layout_path(l, n - 1), "c/z.jpg"));
+	CHECK(dsfs_layout_lookup(l, "c/z.jpg", &idx) == 0 && idx == 1);
+	CHECK(dsfs_layout_info(l)->duplicates == n - 2);
+	dsfs_layout_free(l);
+}
+
+static void test_dataset_errors(void)
+{
+	struct dsfs_layout *l;
+	char why[256];
+
+	CHECK(build("../x", DSFS_LAYOUT_SORTED, NULL, &l, why, sizeof(why)) ==
+	      -EXDEV && strstr(why, "leaves the source directory"));
+	CHECK(build("data/d", DSFS_LAYOUT_SORTED, NULL, &l, why,
+		    sizeof(why)) == -EXDEV);
+	CHECK(build("missing", DSFS_LAYOUT_IMAGEFOLDER, NULL, &l, why,
+		    sizeof(why)) == -ENOENT && strstr(why, "'missing'"));
+	CHECK(build("data/file.jpg", DSFS_LAYOUT_IMAGEFOLDER, NULL, &l, why,
+		    sizeof(why)) == -ENOTDIR && l == NULL);
+	/* An empty dataset is an empty layout, not an error. */
+	dir(src, "void");
+	CHECK(build("void", DSFS_LAYOUT_IMAGEFOLDER, NULL, &l, why,
+		    sizeof(why)) == 0);
+	if (l)
+		CHECK(dsfs_layout_count(l) == 0 &&
+		      dsfs_layout_lookup(l, "x", &(uint64_t){ 0 }) == -ENOENT);
+	dsfs_layout_free(l);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	return remove(path);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(src, sizeof(src), "%s/src", tmp);
+	snprintf(outside, sizeof(outside), "%s/outside", tmp);
+	mkdir(src, 0755);
+	mkdir(outside, 0755);
+	make_tree();
+	test_strcmp();
+	test_kinds();
+	test_imagefolder();
+	test_sorted();
+	test_list_good();
+	test_list_bad();
+	test_list_long();
+	test_dataset_errors();
+	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return UNIT_DONE();
+}
