@@ -62,6 +62,9 @@ enum dsfs_cache_got {
 /* Flags for dsfs_cache_get. */
 #define DSFS_CACHE_NOWAIT 1u	/* never block on another's fill (prefetch) */
 #define DSFS_CACHE_NOFILL 2u	/* lookup only: -ENOENT when absent */
+#define DSFS_CACHE_CONSUMED 8u	/* a reader following a plan: this use is
+				   the last for a long while, so the entry
+				   may go first (next-use order) */
 #define DSFS_CACHE_FORCE 4u	/* admit even if the frequency test says no
 				   (a planned prefetch knows better) */
 

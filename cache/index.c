@@ -188,10 +188,13 @@ static int take_found(struct dsfs_cache *c, struct cshard *s,
 	while (e->state == ENTRY_FILLING)
 		pthread_cond_wait(&s->cond, &s->lock);
 	if (e->state == ENTRY_READY && e->linked) {
-		/* Relaxed, and only when clear: a hint for CLOCK that
-		 * must not make every hit write a shared line. */
-		if (!__atomic_load_n(&e->referenced, __ATOMIC_RELAXED))
-			__atomic_store_n(&e->referenced, 1, __ATOMIC_RELAXED);
+		/* Relaxed, and only when it changes: a hint for CLOCK that
+		 * must not make every hit write a shared line.  A consumed
+		 * entry (CONSUMED) becomes the first candidate instead. */
+		uint8_t want = (flags & DSFS_CACHE_CONSUMED) ? 0 : 1;
+
+		if (__atomic_load_n(&e->referenced, __ATOMIC_RELAXED) != want)
+			__atomic_store_n(&e->referenced, want, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&s->lock);
 		*out = e;
 		return DSFS_CACHE_HIT;
@@ -265,6 +268,8 @@ static int create(struct dsfs_cache *c, struct cshard *s,
 	e->npages = npages;
 	e->state = ENTRY_FILLING;
 	e->pins = 1;
+	/* A planned prefetch is wanted soon: spare it one sweep. */
+	e->referenced = (flags & DSFS_CACHE_FORCE) ? 1 : 0;
 	link_locked(s, e);
 	pthread_mutex_unlock(&s->lock);
 	dsfs_cache_clock_add(c, e);

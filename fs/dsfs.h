@@ -22,6 +22,7 @@
 #include "fdpool.h"
 #include "io.h"
 #include "plan.h"
+#include "scheduler.h"
 #include "stats.h"
 
 /* Parsed command line; see opts.c for the table and the help text. */
@@ -60,6 +61,7 @@ struct dsfs_fs {
 	struct dsfs_cache *cache;
 	struct dsfs_io *io;
 	struct dsfs_layout *layout;	/* the plan's samples; NULL: no plan */
+	struct dsfs_sched *sched;	/* follows the plan; NULL: no plan */
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
 	struct dsfs_counters counters;
 };
@@ -80,6 +82,9 @@ void dsfs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 			 off_t off, struct fuse_file_info *fi);
 void dsfs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi);
+/* ops.c: tell the scheduler the loader opened this inode's file. */
+struct dsfs_inode;
+void dsfs_note_access(struct dsfs_fs *fs, const struct dsfs_inode *in);
 /* read.c */
 void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		  struct fuse_file_info *fi);
@@ -98,7 +103,6 @@ static inline struct dsfs_fs *dsfs_req_fs(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
-struct dsfs_inode;
 struct dsfs_inode *dsfs_req_inode(fuse_req_t req, fuse_ino_t ino);
 /* Open the inode's backing object (flags as for dsfs_open_beneath) and check
  * it is still the same file: an fd, or -errno (-ESTALE if replaced). */

@@ -166,6 +166,7 @@ static int io_init(struct dsfs_fs *fs)
 
 static void fs_destroy(struct dsfs_fs *fs)
 {
+	dsfs_sched_stop(fs->sched); /* waits for its reads in flight */
 	if (fs->io)
 		dsfs_io_free(fs->io); /* completes every fill in flight */
 	if (fs->cache)
@@ -178,6 +179,40 @@ static void fs_destroy(struct dsfs_fs *fs)
 	if (fs->root_fd >= 0)
 		close(fs->root_fd);
 	dsfs_opts_free(&fs->opts);
+}
+
+/* The plan's scheduler: after the I/O engine, whose reads it submits.  It
+ * may fetch ahead up to half the cache, leaving the rest to what readers
+ * already use. */
+static int sched_init(struct dsfs_fs *fs)
+{
+	struct dsfs_sched_cfg cfg = { 0 };
+	const struct dsfs_plan_cfg *p = &fs->opts.plan;
+	int err;
+
+	if (!fs->layout)
+		return 0;
+	cfg.root_fd = fs->root_fd;
+	cfg.plan = p;
+	cfg.layout = fs->layout;
+	cfg.cache = fs->cache;
+	cfg.io = fs->io;
+	cfg.fdpool = fs->fdpool;
+	cfg.direct_io = &fs->direct_io;
+	cfg.lead_bytes = fs->arena.size / 2;
+	cfg.depth = fs->opts.io_depth;
+	err = dsfs_sched_start(&cfg, &fs->sched);
+	if (err) {
+		dsfs_err("plan: cannot start following %s: %s",
+			 dsfs_sampler_name(p->sampler.kind), strerror(-err));
+		return err;
+	}
+	dsfs_info("plan: %s over %llu samples (layout %s of %s), epoch %s",
+		  dsfs_sampler_name(p->sampler.kind),
+		  (unsigned long long)dsfs_layout_count(fs->layout),
+		  dsfs_layout_kind_name(p->layout), p->dataset,
+		  p->epoch_auto ? "auto" : "given");
+	return 0;
 }
 
 static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
@@ -201,13 +236,7 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 	dsfs_info("cache: %llu MiB of %s pages on NUMA node(s) %s",
 		  (unsigned long long)(fs->arena.size >> 20),
 		  dsfs_page_kind_name(fs->arena.kind), fs->arena.nodes);
-	if (fs->layout)
-		dsfs_info("plan: %s over %llu samples (layout %s of %s); prefetch by plan is not active yet: serving with the heuristics",
-			  dsfs_sampler_name(fs->opts.plan.sampler.kind),
-			  (unsigned long long)dsfs_layout_count(fs->layout),
-			  dsfs_layout_kind_name(fs->opts.plan.layout),
-			  fs->opts.plan.dataset);
-	if (io_init(fs))
+	if (io_init(fs) || sched_init(fs))
 		goto out_unmount;
 	dsfs_fresh_start(fs, se, &fresh);
 	dsfs_info("mounted %s on %s (read-only)", fs->opts.source,

@@ -96,6 +96,14 @@ static void note_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
 	}
 }
 
+void dsfs_note_access(struct dsfs_fs *fs, const struct dsfs_inode *in)
+{
+	char path[PATH_MAX];
+
+	if (fs->sched && !dsfs_inodes_path(in, path, sizeof(path)))
+		dsfs_sched_access(fs->sched, path);
+}
+
 void dsfs_fill_entry(struct dsfs_fs *fs, struct fuse_entry_param *e,
 		     struct dsfs_inode *in, const struct stat *st)
 {
@@ -154,6 +162,8 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	dsfs_fill_entry(fs, &e, in, &st);
 	fuse_reply_entry(req, &e);
+	if (fs->sched && S_ISREG(st.st_mode))
+		dsfs_sched_access(fs->sched, path);
 	return;
 out:
 	fuse_reply_err(req, -err);

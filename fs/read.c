@@ -274,7 +274,8 @@ static int get_ready(struct dsfs_fs *fs, const struct dsfs_inode *in,
 		     bool *waited, bool *missed)
 {
 	struct dsfs_cache_key k = { in->dev, in->ino, chunk };
-	unsigned flags = DSFS_CACHE_NOWAIT;
+	unsigned plan = fs->sched ? DSFS_CACHE_CONSUMED : 0;
+	unsigned flags = DSFS_CACHE_NOWAIT | plan;
 	int tries, got, err;
 
 	for (tries = 0; tries < 8; tries++) {
@@ -284,7 +285,7 @@ static int get_ready(struct dsfs_fs *fs, const struct dsfs_inode *in,
 			return 0;
 		if (got == DSFS_CACHE_BUSY) { /* another reader's fetch */
 			*waited = true;
-			flags = 0;
+			flags = plan;
 			continue;
 		}
 		if (got != DSFS_CACHE_FILL) {
@@ -400,6 +401,8 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	if (end > fsize)
 		end = fsize;
+	if (!off) /* a file opened and read from its start: the plan's signal */
+		dsfs_note_access(fs, in);
 	while (pos < end && n < MAX_CHUNKS_PER_READ) {
 		uint64_t cend = ((pos >> DSFS_CHUNK_SHIFT) + 1) << DSFS_CHUNK_SHIFT;
 		size_t want = (size_t)((cend < end ? cend : end) - pos);

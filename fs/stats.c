@@ -68,8 +68,43 @@ static void put_counters(struct doc *d, const struct dsfs_counters *c)
 	put_u64(d, "stalls", dsfs_counter_get(&c->stalls));
 	put(d, "stall_seconds %.6f\n", (double)dsfs_counter_get(&c->stall_ns) / 1e9);
 	put_u64(d, "bypass_bytes", dsfs_counter_get(&c->bypass_bytes));
-	put_u64(d, "prefetch_bytes", dsfs_counter_get(&c->prefetch_bytes));
 	put_u64(d, "errors", dsfs_counter_get(&c->errors));
+}
+
+/* Bytes fetched ahead of readers: by the heuristics and by the plan. */
+static uint64_t prefetched(struct dsfs_fs *fs)
+{
+	struct dsfs_sched_stats st;
+	uint64_t n = dsfs_counter_get(&fs->counters.prefetch_bytes);
+
+	if (fs->sched) {
+		dsfs_sched_get_stats(fs->sched, &st);
+		n += st.prefetch_bytes;
+	}
+	return n;
+}
+
+/* Where the loader is in the plan, as the tracker sees it. */
+static void put_sched(struct doc *d, struct dsfs_sched *s)
+{
+	static const char *const modes[] = {
+		[DSFS_TRACKER_CONFIGURED] = "configured",
+		[DSFS_TRACKER_DETECTED] = "epoch-detected",
+		[DSFS_TRACKER_LOST] = "lost",
+		[DSFS_TRACKER_DETECTING] = "detecting",
+	};
+	struct dsfs_sched_stats st;
+
+	dsfs_sched_get_stats(s, &st);
+	put_u64(d, "plan.epoch", st.track.epoch);
+	put_u64(d, "plan.position", st.track.low);
+	put_u64(d, "plan.length", st.track.count);
+	put_u64(d, "plan.lead_items", st.lead_items);
+	put_u64(d, "plan.lead_bytes", st.lead_bytes);
+	put_u64(d, "plan.mispredictions", st.track.mispredictions);
+	put_u64(d, "plan.accesses", st.track.accesses);
+	put_u64(d, "plan.prefetch_bytes", st.prefetch_bytes);
+	put_str(d, "plan.detected", modes[st.track.detected]);
 }
 
 /*
@@ -89,9 +124,10 @@ static void put_plan(struct doc *d, struct dsfs_fs *fs)
 		else
 			put_str(d, "plan.seed", seed->text);
 	}
-	if (fs->layout)
-		put_u64(d, "plan.length", dsfs_layout_count(fs->layout));
-	put_str(d, "plan.detected", "none");
+	if (fs->sched)
+		put_sched(d, fs->sched);
+	else
+		put_str(d, "plan.detected", "none");
 }
 
 /* The arena's node list ("0", "0-2,4") as a JSON array of numbers. */
@@ -131,6 +167,7 @@ static size_t stats_doc(struct dsfs_fs *fs, char *buf, size_t size)
 	put_str(&d, "source", fs->opts.source);
 	put_str(&d, "mountpoint", fs->opts.mountpoint);
 	put_counters(&d, &fs->counters);
+	put_u64(&d, "prefetch_bytes", prefetched(fs));
 	put_u64(&d, "backing_read_bytes", is.bytes);
 	put_u64(&d, "evictions", cs.evictions);
 	put_u64(&d, "cache.capacity_bytes", cs.capacity_bytes);

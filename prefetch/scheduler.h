@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The scheduler: keeps the files the loader will open next in the cache,
+ * in plan order, as far ahead as a byte budget allows.
+ *
+ * Accesses the daemon sees (lookups and first reads of dataset files) are
+ * fed to a tracker (tracker.h), which places them in the predicted order;
+ * a scheduler thread fetches the samples from the tracker's low-water mark
+ * onwards (across the epoch boundary) through the I/O engine, admitting
+ * them to the cache unconditionally, while the bytes fetched ahead of the
+ * loader stay under lead_bytes and the reads in flight under the engine's
+ * depth.  A tracker that loses the plan (too many accesses it cannot place)
+ * stops the prefetch; the daemon's heuristics still serve reads.
+ *
+ * Threads: dsfs_sched_access from FUSE workers (a layout lookup, then the
+ * tracker under the scheduler's mutex: O(1) amortised); one scheduler
+ * thread; fetch completions on the I/O engine's thread.  Limitation for
+ * now: with several local ranks (ranks=A-B) only rank A is followed.
+ */
+#ifndef DSFS_SCHEDULER_H
+#define DSFS_SCHEDULER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "fdpool.h"
+#include "io.h"
+#include "layout.h"
+#include "plan.h"
+#include "tracker.h"
+
+struct dsfs_sched;
+
+struct dsfs_sched_cfg {
+	int root_fd;				/* SOURCE */
+	const struct dsfs_plan_cfg *plan;	/* outlives the scheduler */
+	const struct dsfs_layout *layout;	/* outlives the scheduler */
+	struct dsfs_cache *cache;
+	struct dsfs_io *io;
+	struct dsfs_fdpool *fdpool;
+	bool *direct_io;	/* shared relaxed flag: O_DIRECT still works */
+	uint64_t lead_bytes;	/* fetch at most this far ahead */
+	unsigned depth;		/* prefetch reads in flight at most */
+};
+
+struct dsfs_sched_stats {
+	struct dsfs_tracker_state track;
+	uint64_t lead_items;	/* samples fetched ahead of the low-water mark */
+	uint64_t lead_bytes;
+	uint64_t prefetch_bytes; /* bytes fetched by the plan */
+	uint64_t prefetch_errors;
+};
+
+/* Start the thread.  0 or -errno. */
+int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out);
+/* Stop the thread and wait for its reads in flight. */
+void dsfs_sched_stop(struct dsfs_sched *s);
+/* The loader opened path (relative to SOURCE); ignored outside the plan's
+ * dataset directory. */
+void dsfs_sched_access(struct dsfs_sched *s, const char *path);
+void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st);
+
+#endif

@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Tracker (see tracker.h): one loader's epoch and position from the
+ * accesses dsfs sees.  Single-threaded by contract: the caller's lock
+ * serialises every call on a tracker.  The current and the next epoch each
+ * keep an order, its inverse (first position of every index) and the
+ * positions repeating an index (none with today's samplers: see
+ * tracker.h); the current epoch also keeps a bitmap of seen positions.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracker.h"
+
+#define NO_POS UINT32_MAX
+#define EARLY_VOTES 8	     /* early switch: accesses in a row */
+#define LOST_VOTES 16	     /* recovery from lost: accesses in a row */
+#define VOTES_MAX DSFS_TRACKER_DETECT_SAMPLES /* >= LOST_VOTES */
+#define LOST_RUN 64	     /* misses in a row that make the tracker lost */
+#define HIST_BITS 256	     /* accesses the miss rate is taken over */
+#define HIST_MIN 64	     /* ... once at least this many are recorded */
+#define DETECT_WORK (1ULL << 30) /* + 64 n: detection's MT19937 outputs */
+
+struct dsfs_tracker_epoch {
+	uint64_t epoch;
+	uint32_t *order;	/* count indices, NULL unless ready */
+	uint64_t count;
+	uint32_t *inv;		/* n entries: first position, or NO_POS */
+	uint32_t *dups;		/* ascending positions repeating an index */
+	uint64_t ndups;
+	bool ready;
+	int err;		/* next epoch: dsfs_sampler_order() failed */
+};
+
+struct dsfs_tracker {
+	struct dsfs_sampler_cfg cfg;
+	uint64_t n;
+	uint32_t rank, window;
+	enum dsfs_tracker_mode mode;
+	enum dsfs_tracker_mode tracking; /* configured or detected */
+	struct dsfs_tracker_epoch cur, next;
+	uint64_t *seen;		/* bitmap over cur.count positions */
+	uint64_t seen_words;	/* allocated words */
+	uint64_t nseen, low, frontier;
+	uint64_t misses, accesses;
+	/* Miss history: a ring of the last HIST_BITS results, 1 = miss. */
+	uint64_t hist[HIST_BITS / 64];
+	uint32_t hist_len, hist_pos, hist_misses, miss_run;
+	/* Votes for a switch to the next epoch: positions there. */
+	uint32_t votes[VOTES_MAX];
+	uint32_t nvotes;
+	/* Detection. */
+	uint64_t detect_base, hint_first, hint_count;
+	uint32_t collected[DSFS_TRACKER_DETECT_SAMPLES];
+	uint32_t ncollected;
+};
+
+static bool bit_get(const uint64_t *b, uint64_t i)
+{
+	return b[i / 64] >> (i % 64) & 1;
+}
+
+static void bit_set(uint64_t *b, uint64_t i)
+{
+	b[i / 64] |= 1ULL << (i % 64);
+}
+
+/* Replace ep's order with epoch e's.  On failure ep is left not ready. O(n). */
+static int epoch_build(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep,
+		       uint64_t e)
+{
+	uint64_t p, k = 0;
+	int err;
+
+	free(ep->order);
+	free(ep->dups);
+	ep->order = NULL;
+	ep->dups = NULL;
+	ep->ndups = 0;
+	ep->ready = false;
+	ep->epoch = e;
+	err = dsfs_sampler_order(&t->cfg, t->n, e, t->rank, &ep->order,
+				 &ep->count);
+	if (err)
+		return err;
+	memset(ep->inv, 0xff, t->n * sizeof(*ep->inv));
+	for (p = 0; p < ep->count; p++) {
+		if (ep->inv[ep->order[p]] == NO_POS)
+			ep->inv[ep->order[p]] = (uint32_t)p;
+		else
+			ep->ndups++;
+	}
+	if (ep->ndups) {
+		ep->dups = malloc(ep->ndups * sizeof(*ep->dups));
+		if (!ep->dups) {
+			free(ep->order);
+			ep->order = NULL;
+			return -ENOMEM;
+		}
+		for (p = 0; p < ep->count; p++)
+			if (ep->inv[ep->order[p]] != p)
+				ep->dups[k++] = (uint32_t)p;
+	}
+	ep->ready = true;
+	return 0;
+}
+
+/* Make the seen bitmap hold at least count bits.  Nothing else changes. */
+static int bitmap_reserve(struct dsfs_tracker *t, uint64_t count)
+{
+	uint64_t words = (count + 63) / 64;
+	uint64_t *b;
+
+	if (words <= t->seen_words)
+		return 0;
+	b = realloc(t->seen, words * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	t->seen = b;
+	t->seen_words = words;
+	return 0;
+}
+
+/* Forget the current epoch's progress (the bitmap holds cur.count bits). */
+static void progress_reset(struct dsfs_tracker *t)
+{
+	uint64_t words = (t->cur.count + 63) / 64;
+
+	if (words)
+		memset(t->seen, 0, words * sizeof(*t->seen));
+	t->nseen = t->low = t->frontier = 0;
+	t->nvotes = 0;
+}
+
+/*
+ * Mark position pos of the current epoch seen (it is not yet) and move the
+ * low-water mark: over seen positions, and past holes more than 2W behind
+ * the frontier.  O(1) amortised: the mark only moves forward.
+ */
+static void mark_seen(struct dsfs_tracker *t, uint64_t pos)
+{
+	uint64_t giveup;
+
+	bit_set(t->seen, pos);
+	t->nseen++;
+	if (pos + 1 > t->frontier)
+		t->frontier = pos + 1;
+	giveup = t->frontier > 2ULL * t->window ?
+		 t->frontier - 2ULL * t->window : 0;
+	if (t->low < giveup)
+		t->low = giveup;
+	while (t->low < t->cur.count) {
+		uint64_t w = t->seen[t->low / 64] >> (t->low % 64);
+
+		if (w == ~0ULL >> (t->low % 64)) {	/* rest of word seen */
+			t->low += 64 - t->low % 64;
+			continue;
+		}
+		if (!(w & 1))
+			break;
+		t->low++;
+	}
+	if (t->low > t->cur.count)
+		t->low = t->cur.count;
+}
+
+/*
+ * An unseen position of idx in the current epoch (the first one), or
+ * NO_POS.  O(1), plus O(ndups) when idx's first position is seen.
+ */
+static uint32_t unseen_pos(const struct dsfs_tracker *t, uint64_t idx)
+{
+	uint32_t p = t->cur.inv[idx];
+	uint64_t k;
+
+	if (p == NO_POS || !bit_get(t->seen, p))
+		return p;
+	for (k = 0; k < t->cur.ndups; k++) {
+		uint32_t d = t->cur.dups[k];
+
+		if (t->cur.order[d] == idx && !bit_get(t->seen, d))
+			return d;
+	}
+	return NO_POS;
+}
+
+/* Whether unseen position p is in the window around the frontier. */
+static bool in_window(const struct dsfs_tracker *t, uint64_t p)
+{
+	uint64_t w = t->window;
+
+	return p + 2 * w >= t->frontier && p < t->frontier + w;
+}
+
+/* Make cur the next epoch (which must be ready) and mark the votes seen. */
+static int switch_epoch(struct dsfs_tracker *t)
+{
+	struct dsfs_tracker_epoch tmp = t->cur;
+	uint32_t votes[VOTES_MAX], nvotes = t->nvotes, i;
+	int err = bitmap_reserve(t, t->next.count);
+
+	if (err)
+		return err;
+	memcpy(votes, t->votes, sizeof(votes));
+	t->cur = t->next;
+	t->next = tmp;
+	t->next.ready = false;
+	t->next.err = 0;
+	progress_reset(t);
+	for (i = 0; i < nvotes; i++)
+		if (!bit_get(t->seen, votes[i]))
+			mark_seen(t, votes[i]);
+	return 0;
+}
+
+int dsfs_tracker_prepare_next(struct dsfs_tracker *t)
+{
+	int err;
+
+	if (t->mode == DSFS_TRACKER_DETECTING || !t->cur.ready)
+		return -EAGAIN;
+	if (t->next.ready && t->next.epoch == t->cur.epoch + 1)
+		return 0;
+	if (t->next.err && t->next.epoch == t->cur.epoch + 1)
+		return t->next.err;
+	err = epoch_build(t, &t->next, t->cur.epoch + 1);
+	/* -ENOMEM may pass: only a lasting error is kept. */
+	t->next.err = err == -ENOMEM ? 0 : err;
+	return err;
+}
+
+/* idx's first position in the next epoch if within its first W, else NO_POS. */
+static uint32_t next_start_pos(struct dsfs_tracker *t, uint64_t idx)
+{
+	uint32_t p;
+
+	if (dsfs_tracker_prepare_next(t))
+		return NO_POS;
+	p = t->next.inv[idx];
+	return p != NO_POS && p < t->window ? p : NO_POS;
+}
+
+/* Record one result in the miss history; may make the tracker lost. */
+static void record(struct dsfs_tracker *t, bool miss)
+{
+	uint64_t *w = &t->hist[t->hist_pos / 64];
+	uint64_t bit = 1ULL << (t->hist_pos % 64);
+
+	if (t->hist_len == HIST_BITS && (*w & bit))
+		t->hist_misses--;
+	else if (t->hist_len < HIST_BITS)
+		t->hist_len++;
+	*w = miss ? *w | bit : *w & ~bit;
+	t->hist_misses += miss;
+	t->hist_pos = (t->hist_pos + 1) % HIST_BITS;
+	t->miss_run = miss ? t->miss_run + 1 : 0;
+	if (!miss)
+		return;
+	t->misses++;
+	if (t->mode == DSFS_TRACKER_LOST)
+		return;
+	if (t->miss_run >= LOST_RUN ||
+	    (t->hist_len >= HIST_MIN && t->hist_misses * 4 > t->hist_len)) {
+		t->mode = DSFS_TRACKER_LOST;
+		t->nvotes = 0;
+	}
+}
+
+/* Leave lost (tracking again): forget the history that made it lost. */
+static void unlose(struct dsfs_tracker *t)
+{
+	t->mode = t->tracking;
+	memset(t->hist, 0, sizeof(t->hist));
+	t->hist_len = t->hist_pos = t->hist_misses = t->miss_run = 0;
+}
+
+/*
+ * idx is not placeable in the current epoch: a vote for the next one when
+ * it sits at that epoch's start.  Switches after `need` votes in a row
+ * (lost, or the current epoch < 90% seen), 2 when it is >= 90% seen, 1 when
+ * the low-water mark reached its end.
+ */
+static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
+{
+	uint32_t p = next_start_pos(t, idx);
+
+	if (p == NO_POS) {
+		t->nvotes = 0;
+		return DSFS_TRACK_MISS;
+	}
+	if (t->mode != DSFS_TRACKER_LOST && t->low >= t->cur.count)
+		need = 1;	/* all seen (or given up): the epoch is over */
+	else if (t->mode != DSFS_TRACKER_LOST &&
+		 t->nseen * 10 >= t->cur.count * 9)
+		need = 2;	/* mostly seen: one stray must not switch */
+	t->votes[t->nvotes++] = p;
+	if (t->nvotes < need)
+		return DSFS_TRACK_MISS;
+	if (switch_epoch(t)) {
+		t->nvotes = 0;
+		return DSFS_TRACK_MISS;
+	}
+	if (t->mode == DSFS_TRACKER_LOST)
+		unlose(t);
+	return DSFS_TRACK_NEXT_EPOCH;
+}
+
+/* One access while tracking or lost. */
+static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
+{
+	uint32_t p;
+	int r;
+
+	if (!t->cur.ready) {	/* lost while detecting: nothing to follow */
+		record(t, true);
+		return DSFS_TRACK_MISS;
+	}
+	if (t->mode != DSFS_TRACKER_LOST) {
+		p = unseen_pos(t, idx);
+		if (p != NO_POS && in_window(t, p)) {
+			mark_seen(t, p);
+			t->nvotes = 0;
+			record(t, false);
+			return DSFS_TRACK_IN_PLAN;
+		}
+		r = vote_next(t, idx, EARLY_VOTES);
+	} else {
+		r = vote_next(t, idx, LOST_VOTES);
+	}
+	record(t, r == DSFS_TRACK_MISS);
+	return r;
+}
+
+/* Whether epoch ep's order places all but an eighth of the collection. */
+static bool candidate_matches(const struct dsfs_tracker *t,
+			      const struct dsfs_tracker_epoch *ep)
+{
+	uint64_t limit = (uint64_t)t->ncollected + t->window;
+	uint32_t i, missed = 0;
+
+	for (i = 0; i < t->ncollected; i++) {
+		uint32_t p = ep->inv[t->collected[i]];
+
+		if (p == NO_POS || p >= limit)
+			missed++;
+	}
+	return missed <= t->ncollected / 8;
+}
+
+/* Work of candidate e in MT19937 outputs (or positions). */
+static uint64_t candidate_work(const struct dsfs_tracker *t, uint64_t e)
+{
+	if (t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return t->n;
+	if (e > (UINT64_MAX / 4) / (t->n + 1))
+		return UINT64_MAX / 2;
+	return (2 * e + 1) * t->n;
+}
+
+/*
+ * Test the candidates in turn, building each in t->next; the first match
+ * becomes the current epoch with the collection marked seen.
+ */
+static int detect(struct dsfs_tracker *t)
+{
+	uint64_t i, e, work = 0, budget = DETECT_WORK + 64 * t->n;
+	uint64_t total = DSFS_TRACKER_DETECT_EPOCHS + t->hint_count;
+	uint64_t limit = (uint64_t)t->ncollected + t->window;
+	uint32_t k;
+
+	for (i = 0; i < total; i++) {
+		e = i < DSFS_TRACKER_DETECT_EPOCHS ? t->detect_base + i :
+		    t->hint_first + (i - DSFS_TRACKER_DETECT_EPOCHS);
+		work += candidate_work(t, e);
+		if (work > budget)
+			break;
+		if (epoch_build(t, &t->next, e) || !candidate_matches(t, &t->next))
+			continue;
+		t->next.err = 0;
+		t->nvotes = 0;
+		for (k = 0; k < t->ncollected; k++) {
+			uint32_t p = t->next.inv[t->collected[k]];
+
+			if (p != NO_POS && p < limit)
+				t->votes[t->nvotes++] = p;
+		}
+		if (switch_epoch(t))
+			break;
+		t->mode = t->tracking = DSFS_TRACKER_DETECTED;
+		return DSFS_TRACK_DETECTED;
+	}
+	t->mode = DSFS_TRACKER_LOST;
+	t->tracking = DSFS_TRACKER_DETECTED;
+	t->misses++;
+	return DSFS_TRACK_MISS;
+}
+
+/* Collect idx (distinct indices only); detect when enough are in. */
+static int access_detecting(struct dsfs_tracker *t, uint64_t idx)
+{
+	uint64_t want = t->n / (t->cfg.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ?
+				t->cfg.world : 1);
+	uint32_t i;
+
+	if (want > DSFS_TRACKER_DETECT_SAMPLES)
+		want = DSFS_TRACKER_DETECT_SAMPLES;
+	if (want == 0)
+		want = 1;
+	for (i = 0; i < t->ncollected; i++)
+		if (t->collected[i] == idx)
+			return DSFS_TRACK_DETECTING;
+	t->collected[t->ncollected++] = (uint32_t)idx;
+	if (t->ncollected < want)
+		return DSFS_TRACK_DETECTING;
+	return detect(t);
+}
+
+int dsfs_tracker_access(struct dsfs_tracker *t, uint64_t idx)
+{
+	t->accesses++;
+	if (idx >= t->n) {
+		if (t->mode != DSFS_TRACKER_DETECTING)
+			record(t, true);
+		return DSFS_TRACK_MISS;
+	}
+	if (t->mode == DSFS_TRACKER_DETECTING)
+		return access_detecting(t, idx);
+	return access_tracking(t, idx);
+}
+
+int dsfs_tracker_hint(struct dsfs_tracker *t, uint64_t first, uint64_t count)
+{
+	if (t->mode != DSFS_TRACKER_DETECTING)
+		return -EALREADY;
+	if (t->cfg.kind == DSFS_SAMPLER_TORCH_RANDOM ||
+	    count > DSFS_TRACKER_HINT_MAX)
+		return -EINVAL;
+	t->hint_first = first;
+	t->hint_count = count;
+	return 0;
+}
+
+void dsfs_tracker_state(const struct dsfs_tracker *t,
+			struct dsfs_tracker_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->detected = t->mode;
+	st->mispredictions = t->misses;
+	st->accesses = t->accesses;
+	if (!t->cur.ready)
+		return;
+	st->epoch = t->cur.epoch;
+	st->low = t->low;
+	st->frontier = t->frontier;
+	st->seen = t->nseen;
+	st->count = t->cur.count;
+}
+
+int dsfs_tracker_at(struct dsfs_tracker *t, uint64_t pos, uint64_t *idx)
+{
+	int err;
+
+	if (t->mode == DSFS_TRACKER_DETECTING || t->mode == DSFS_TRACKER_LOST)
+		return -EAGAIN;
+	if (pos < t->cur.count) {
+		*idx = t->cur.order[pos];
+		return 0;
+	}
+	err = dsfs_tracker_prepare_next(t);
+	if (err)
+		return err;
+	pos -= t->cur.count;
+	if (pos >= t->next.count)
+		return -ERANGE;
+	*idx = t->next.order[pos];
+	return 0;
+}
+
+static void epoch_free(struct dsfs_tracker_epoch *ep)
+{
+	free(ep->order);
+	free(ep->inv);
+	free(ep->dups);
+}
+
+void dsfs_tracker_free(struct dsfs_tracker *t)
+{
+	if (!t)
+		return;
+	epoch_free(&t->cur);
+	epoch_free(&t->next);
+	free(t->seen);
+	free(t);
+}
+
+int dsfs_tracker_new(const struct dsfs_sampler_cfg *s, uint64_t n,
+		     uint32_t rank, bool epoch_auto, uint64_t epoch,
+		     uint32_t window, struct dsfs_tracker **out)
+{
+	struct dsfs_tracker *t;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	if (s->kind == DSFS_SAMPLER_NONE || n == 0 || n > DSFS_SAMPLER_MAX_N ||
+	    (s->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED &&
+	     (s->world == 0 || rank >= s->world)))
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->cfg = *s;
+	t->n = n;
+	t->rank = s->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ? rank : 0;
+	t->window = window ? window : DSFS_TRACKER_WINDOW_DEFAULT;
+	t->cur.inv = malloc(n * sizeof(*t->cur.inv));
+	t->next.inv = malloc(n * sizeof(*t->next.inv));
+	if (!t->cur.inv || !t->next.inv)
+		goto fail;
+	if (epoch_auto) {
+		t->mode = DSFS_TRACKER_DETECTING;
+		t->detect_base = epoch;
+		*out = t;
+		return 0;
+	}
+	t->mode = t->tracking = DSFS_TRACKER_CONFIGURED;
+	err = epoch_build(t, &t->cur, epoch);
+	if (!err)
+		err = bitmap_reserve(t, t->cur.count);
+	if (err)
+		goto fail;
+	progress_reset(t);
+	*out = t;
+	return 0;
+fail:
+	dsfs_tracker_free(t);
+	return err;
+}

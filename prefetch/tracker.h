@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Tracker: follows one loader (one local rank) through its predicted read
+ * order from the sample accesses dsfs sees, so that the scheduler knows which
+ * epoch and which position of that epoch's order the loader is at.
+ *
+ * DataLoader workers read the order locally permuted (batch k goes to worker
+ * k mod W, about W * prefetch_factor batches in flight: SAMPLERS.md section
+ * 3), and some reads never reach dsfs (page cache), so progress is a
+ * low-water mark (smallest position not yet seen, given-up holes skipped)
+ * plus a frontier (one past the highest position seen), and an access is in
+ * the plan when its position is unseen and near the frontier (see
+ * dsfs_tracker_access()).
+ *
+ * Threads: none of its own and no locks.  A tracker is single-threaded: the
+ * caller serialises every call on one tracker with its own lock (the const
+ * query dsfs_tracker_state() included).  Distinct trackers are independent.
+ * Memory: for n samples and this rank's order of count positions, two
+ * orders (current and next epoch, 4 bytes a position), two inverses (4 bytes
+ * a sample) and a bitmap: about 8 * (n + count) bytes plus count / 8.
+ * Costs are given per function; the O(n) ones compute an epoch's order.
+ */
+#ifndef DSFS_TRACKER_H
+#define DSFS_TRACKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sampler.h"
+
+/* Window used when dsfs_tracker_new() gets 0. */
+#define DSFS_TRACKER_WINDOW_DEFAULT 1024U
+/* Epoch auto-detection: candidate epochs tried from `epoch` on. */
+#define DSFS_TRACKER_DETECT_EPOCHS 64U
+/* Distinct indices collected before the candidates are tested. */
+#define DSFS_TRACKER_DETECT_SAMPLES 32U
+/* At most this many hinted candidates (dsfs_tracker_hint()). */
+#define DSFS_TRACKER_HINT_MAX 4096U
+
+/* What one access meant (dsfs_tracker_access()). */
+enum dsfs_track {
+	DSFS_TRACK_IN_PLAN,	/* placed in the current epoch */
+	DSFS_TRACK_NEXT_EPOCH,	/* the loader started the next epoch */
+	DSFS_TRACK_MISS,	/* not placeable: a misprediction */
+	DSFS_TRACK_DETECTED,	/* epoch_auto: the epoch is now known */
+	DSFS_TRACK_DETECTING,	/* epoch_auto: collected, not known yet */
+};
+
+/* Where the tracker stands. */
+enum dsfs_tracker_mode {
+	DSFS_TRACKER_CONFIGURED, /* following the epoch it was given */
+	DSFS_TRACKER_DETECTED,	 /* following an epoch it detected */
+	DSFS_TRACKER_LOST,	 /* too many misses: not predicting */
+	DSFS_TRACKER_DETECTING,	 /* epoch_auto, epoch not found yet */
+};
+
+struct dsfs_tracker_state {
+	enum dsfs_tracker_mode detected;
+	uint64_t epoch;		 /* current epoch (meaningless while detecting) */
+	uint64_t low;		 /* low-water mark: first position not seen */
+	uint64_t frontier;	 /* one past the highest position seen; 0: none */
+	uint64_t seen;		 /* positions of this epoch seen */
+	uint64_t count;		 /* length of this rank's order this epoch */
+	uint64_t mispredictions; /* MISS results, every mode but detecting */
+	uint64_t accesses;	 /* every dsfs_tracker_access() call */
+};
+
+struct dsfs_tracker;
+
+/*
+ * A tracker of rank `rank`'s loader (ignored unless s is torch-distributed)
+ * over n samples, ordered as s orders them (copied: s need not outlive it).
+ * window: how far out of order accesses may arrive (DataLoader: about
+ * num_workers * prefetch_factor * batch_size); 0 means
+ * DSFS_TRACKER_WINDOW_DEFAULT.  epoch_auto false: follow epoch `epoch`
+ * from its start.  epoch_auto true: detect the epoch from the first accesses
+ * (candidates `epoch`, epoch + 1, ...; see dsfs_tracker_access()).
+ * 0 and *out, or -EINVAL (kind none, rank >= world, n = 0), -ENOMEM, or an
+ * error of dsfs_sampler_order() for `epoch` when not epoch_auto.
+ * Cost: epoch_auto false: one dsfs_sampler_order() (O(n), torch-random
+ * O(epoch * n)); true: O(n) to allocate.
+ */
+int dsfs_tracker_new(const struct dsfs_sampler_cfg *s, uint64_t n,
+		     uint32_t rank, bool epoch_auto, uint64_t epoch,
+		     uint32_t window, struct dsfs_tracker **out);
+
+void dsfs_tracker_free(struct dsfs_tracker *t);
+
+/*
+ * Epoch auto-detection: also try epochs first .. first + count - 1 after
+ * the default candidates (for seed + epoch samplers the caller may know a
+ * range, e.g. from a checkpoint's name).  0; -EINVAL for torch-random (each
+ * candidate e costs O(e * n) there) or count > DSFS_TRACKER_HINT_MAX;
+ * -EALREADY once the epoch is known.  O(1).
+ */
+int dsfs_tracker_hint(struct dsfs_tracker *t, uint64_t first, uint64_t count);
+
+/*
+ * Compute the next epoch's order now, off the access path (after a switch,
+ * the access that needs it would compute it).  0 (also when already done),
+ * -EAGAIN while detecting (or lost without an epoch), or the error of dsfs_sampler_order(), which is
+ * kept: accesses then never switch epochs.  O(n); torch-random
+ * O((epoch + 1) * n).
+ */
+int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
+
+/*
+ * Record that the loader opened sample idx; returns an enum dsfs_track value
+ * (never an error: an order that cannot be computed makes the access a MISS).
+ *
+ * Tracking (configured or detected), with W the window and F the frontier:
+ * IN_PLAN when one of idx's positions in the current order is unseen and in
+ * [F - 2W, F + W) ([0, W) before any).  Positions more than 2W behind F
+ * are given up (reads served by the page cache never come):
+ * the low-water mark passes them.  NEXT_EPOCH when idx is not placeable but
+ * sits in the first W positions of the next epoch, and: the low-water mark
+ * reached the end of the current epoch; or it is >= 90% seen and the access
+ * before was such an access too (so that one stray cannot switch); or,
+ * below 90%, on the 8th such access in a row.  The accesses before the
+ * switching one return MISS, and are marked seen in the new epoch.
+ * Else MISS.
+ * Repeated indices: every position of an index is kept and an access takes
+ * its first unseen one (O(repeats) once the first is seen).  No sampler
+ * repeats today: DistributedSampler's padding never lands twice on one rank
+ * (checked for N < 60, R < 40), but the tracker does not rely on it.
+ * LOST after 64 misses in a row, or when at least 64 of the accesses are
+ * recorded and more than a quarter of the last min(accesses, 256) missed.
+ * Lost: every access is a MISS; 16 in a row in the first W positions of the
+ * next epoch switch to it (tracking again, NEXT_EPOCH).  A tracker lost
+ * because detection found no epoch has nothing to follow and stays lost.
+ *
+ * Detecting (epoch_auto): returns DETECTING while it collects up to
+ * DSFS_TRACKER_DETECT_SAMPLES distinct indices (fewer when this rank has
+ * fewer samples); then tests each candidate epoch: it matches when all but
+ * an eighth of the collected indices have a position below collected + W
+ * in its order.  The first match: DETECTED, tracking it with the collected
+ * positions seen.  None: LOST (MISS).  Needs count well above
+ * collected + W, or early epochs all match.
+ *
+ * Cost: O(1) amortised (bitmap scans a word at a time) when the next epoch
+ * is prepared; else the first access needing it pays O(n) (torch-random
+ * O(epoch * n)).  The detecting access pays O(n) per candidate, up to
+ * DSFS_TRACKER_DETECT_EPOCHS plus the hinted ones; torch-random candidate e
+ * costs O(e * n) and the search stops after 2^30 + 64 n MT19937 outputs
+ * (about 1 s plus 64 orders).
+ */
+int dsfs_tracker_access(struct dsfs_tracker *t, uint64_t idx);
+
+/* Snapshot of the tracker.  O(1). */
+void dsfs_tracker_state(const struct dsfs_tracker *t,
+			struct dsfs_tracker_state *st);
+
+/*
+ * The sample at position pos counted from the start of the current epoch,
+ * continuing into the next epoch for pos >= count (the scheduler may
+ * prefetch across the boundary).  0 and *idx; -ERANGE past the end of the
+ * next epoch; -EAGAIN while detecting or lost; an error of
+ * dsfs_sampler_order() when the next epoch cannot be computed.  O(1), or
+ * the cost of dsfs_tracker_prepare_next() the first time past count.
+ */
+int dsfs_tracker_at(struct dsfs_tracker *t, uint64_t pos, uint64_t *idx);
+
+#endif

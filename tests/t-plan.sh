@@ -1,0 +1,59 @@
+#!/bin/bash
+# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected); a wrong seed is noticed and stops the prefetch.
+set -euo pipefail
+. "$srcdir/lib.sh"
+require_root
+require_cmd getfattr
+
+PY=/usr/bin/python3
+[[ -x $PY ]] || skip "Debian's /usr/bin/python3 is needed"
+make_volume 1024
+SRC="$VOL/src"
+MNT="$WORK/mnt"
+mkdir "$SRC" "$MNT"
+"$MKTREE" "$SRC/train" 800 8 100000 21
+PLAN="sampler=python-shuffle,seed=5,layout=sorted,dataset=train"
+
+stat_of() {
+	getfattr --absolute-names -n user.dsfs.stats --only-values "$MNT" | awk -v k="$1" '$1 == k { print $2 }'
+}
+
+# read_epoch E: read every file of epoch E in the planned order, the way a
+# single-worker loader does, with the page caches dropped first (standing
+# for a dataset larger than memory).
+read_epoch() {
+	"$DSFS" --print-plan "$SRC" -o "$PLAN,epoch=$1" >"$WORK/order$1"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	"$PY" - "$MNT/train" "$WORK/order$1" <<'PYEOF'
+import sys
+root, order = sys.argv[1], sys.argv[2]
+for p in open(order):
+    with open(root + "/" + p.rstrip("\n"), "rb") as f:
+        while f.read(1 << 20):
+            pass
+PYEOF
+}
+
+say "right seed: epochs 0 and 1 through a 32 MiB cache over ~80 MB of data"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=32M,$PLAN"
+read_epoch 0
+read_epoch 1
+read=$(stat_of read_bytes) hit=$(stat_of hit_bytes)
+acc=$(stat_of plan.accesses) mis=$(stat_of plan.mispredictions)
+say "read $read bytes, $hit hits; $acc accesses, $mis mispredictions; epoch $(stat_of plan.epoch), $(stat_of plan.detected)"
+((hit * 100 >= read * 95)) || fail "hit_bytes $hit < 95% of read_bytes $read"
+((mis * 100 <= acc)) || fail "mispredictions $mis > 1% of $acc accesses"
+[[ $(stat_of plan.epoch) == 1 ]] || fail "epoch $(stat_of plan.epoch), expected 1"
+[[ $(stat_of plan.detected) == '"epoch-detected"' ]] || fail "detected $(stat_of plan.detected)"
+"$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs"
+unmount_dsfs "$MNT"
+
+say "wrong seed: the plan is abandoned and prefetching stops"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=32M,${PLAN/seed=5/seed=6}"
+read_epoch 0
+det=$(stat_of plan.detected) fetched=$(stat_of plan.prefetch_bytes)
+say "detected $det, $(stat_of plan.mispredictions) mispredictions, $fetched bytes prefetched"
+[[ $det == '"lost"' ]] || fail "wrong seed not noticed: $det"
+((fetched < 16 << 20)) || fail "kept prefetching with a wrong seed: $fetched bytes"
+unmount_dsfs "$MNT"

@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * unit-tracker: prefetch/tracker against a simulated DataLoader (W workers,
+ * batch size B, prefetch factor P: batch k goes to worker k mod W, W * P
+ * batches in flight, batch k + W * P queued when batch k is consumed, each
+ * worker reading its batch in order; SAMPLERS.md section 3): followed over
+ * several epochs, with stray accesses, with a wrong seed, and with the epoch
+ * detected.  No mount; single-threaded.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler.h"
+#include "tracker.h"
+#include "unit-check.h"
+
+#define N 1000
+#define W 2
+#define B 8
+#define P 2
+#define WINDOW (W * P * B)
+
+/* Small deterministic generator for the simulation (xorshift64). */
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/*
+ * The positions (0 .. count-1) in the order the simulated loader reads them,
+ * into pos[count].  Workers take turns at random.
+ */
+static void simulate(uint64_t count, uint64_t *rs, uint32_t *pos)
+{
+	uint64_t nb = (count + B - 1) / B, queued = 0, consumed = 0, k = 0;
+	uint64_t *q[W], head[W] = { 0 }, tail[W] = { 0 }, off[W] = { 0 };
+	bool *done = calloc(nb, 1);
+	int w;
+
+	for (w = 0; w < W; w++)
+		q[w] = calloc(nb, sizeof(*q[w]));
+	for (; queued < nb && queued < W * P; queued++)
+		q[queued % W][tail[queued % W]++] = queued;
+	while (k < count) {
+		while (consumed < nb && done[consumed]) {
+			consumed++;
+			if (queued < nb) {
+				q[queued % W][tail[queued % W]++] = queued;
+				queued++;
+			}
+		}
+		w = rnd(rs) % W;
+		if (head[w] == tail[w])
+			w = (w + 1) % W;
+		uint64_t b = q[w][head[w]], p = b * B + off[w];
+
+		pos[k++] = (uint32_t)p;
+		if (++off[w] == B || p + 1 == count) {
+			done[b] = true;
+			head[w]++;
+			off[w] = 0;
+		}
+	}
+	for (w = 0; w < W; w++)
+		free(q[w]);
+	free(done);
+}
+
+static void cfg_init(struct dsfs_sampler_cfg *c, enum dsfs_sampler kind,
+		     int64_t seed, uint32_t world)
+{
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	dsfs_seed_from_i64(seed, &c->seed);
+	c->world = world;
+}
+
+/* One epoch's order, as the loader computes it. */
+static uint32_t *order_of(const struct dsfs_sampler_cfg *c, uint64_t epoch,
+			  uint32_t rank, uint64_t *count)
+{
+	uint32_t *o = NULL;
+
+	CHECK(dsfs_sampler_order(c, N, epoch, rank, &o, count) == 0);
+	return o;
+}
+
+/* dsfs_tracker_at over the current and the next epoch, and past them. */
+static void check_at(struct dsfs_tracker *t, const struct dsfs_sampler_cfg *c,
+		     uint64_t epoch, uint32_t rank)
+{
+	uint64_t n0, n1, i, idx = 0, bad = 0;
+	uint32_t *o0 = order_of(c, epoch, rank, &n0);
+	uint32_t *o1 = order_of(c, epoch + 1, rank, &n1);
+
+	for (i = 0; i < n0; i++)
+		bad += dsfs_tracker_at(t, i, &idx) != 0 || idx != o0[i];
+	for (i = 0; i < n1; i++)
+		bad += dsfs_tracker_at(t, n0 + i, &idx) != 0 || idx != o1[i];
+	CHECK(bad == 0);
+	CHECK(dsfs_tracker_at(t, n0 + n1, &idx) == -ERANGE);
+	free(o0);
+	free(o1);
+}
+
+/* What run_follow() counts. */
+struct follow {
+	uint64_t bad_result, bad_epoch, bad_low, bad_stray;
+	uint64_t strays, stray_miss, real_miss, switches;
+};
+
+/*
+ * A stray access (random index): a MISS must leave epoch and progress
+ * alone; otherwise it stole a position near the front (or, rarely, started
+ * the next epoch once this one is over).
+ */
+static void stray(struct dsfs_tracker *t, uint64_t *rs, struct follow *f)
+{
+	struct dsfs_tracker_state st, before;
+	int r;
+
+	dsfs_tracker_state(t, &before);
+	r = dsfs_tracker_access(t, rnd(rs) % N);
+	dsfs_tracker_state(t, &st);
+	f->strays++;
+	f->switches += r == DSFS_TRACK_NEXT_EPOCH;
+	if (r != DSFS_TRACK_MISS)
+		return;
+	f->stray_miss++;
+	f->bad_stray += st.low != before.low || st.frontier != before.frontier ||
+			st.epoch != before.epoch;
+}
+
+/* One epoch e of the loader, strays at stray_pct percent of the accesses. */
+static void follow_epoch(struct dsfs_tracker *t,
+			 const struct dsfs_sampler_cfg *c, uint64_t e,
+			 unsigned stray_pct, uint64_t *rs, struct follow *f)
+{
+	struct dsfs_tracker_state st;
+	uint64_t count, k, truth = 0;
+	uint32_t pos[N], *o = order_of(c, e, 0, &count);
+	bool read[N] = { false };
+
+	simulate(count, rs, pos);
+	for (k = 0; k < count; k++) {
+		while (stray_pct && rnd(rs) % 100 < stray_pct)
+			stray(t, rs, f);
+		int r = dsfs_tracker_access(t, o[pos[k]]);
+
+		read[pos[k]] = true;
+		while (truth < count && read[truth])
+			truth++;
+		dsfs_tracker_state(t, &st);
+		f->switches += r == DSFS_TRACK_NEXT_EPOCH;
+		f->real_miss += r == DSFS_TRACK_MISS;
+		if (!stray_pct)
+			f->bad_result += r != (k == 0 && e > 0 ?
+					       DSFS_TRACK_NEXT_EPOCH :
+					       DSFS_TRACK_IN_PLAN);
+		f->bad_epoch += st.epoch != e;
+		f->bad_low += st.low + WINDOW < truth || st.low > truth + WINDOW;
+	}
+	CHECK(st.count == count);
+	if (!stray_pct)
+		CHECK(st.seen == count && st.low == count);
+	free(o);
+}
+
+/*
+ * Follow `epochs` epochs of a torch-random loader from epoch 0, with strays
+ * (random indices) at `stray_pct` percent of the accesses.
+ */
+static void run_follow(unsigned epochs, unsigned stray_pct)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	struct follow f = { 0 };
+	uint64_t rs = 88172645463325252ULL, e;
+
+	cfg_init(&c, DSFS_SAMPLER_TORCH_RANDOM, 1234, 1);
+	CHECK(dsfs_tracker_new(&c, N, 0, false, 0, WINDOW, &t) == 0);
+	check_at(t, &c, 0, 0);
+	for (e = 0; e < epochs; e++) {
+		follow_epoch(t, &c, e, stray_pct, &rs, &f);
+		if (e == 1)
+			check_at(t, &c, 1, 0);
+	}
+	dsfs_tracker_state(t, &st);
+	CHECK(f.bad_result == 0 && f.bad_epoch == 0 && f.bad_low == 0);
+	CHECK(f.bad_stray == 0);
+	CHECK(f.switches == epochs - 1);
+	CHECK(st.detected == DSFS_TRACKER_CONFIGURED);
+	CHECK(st.mispredictions == f.stray_miss + f.real_miss);
+	CHECK(st.accesses == epochs * N + f.strays);
+	if (stray_pct) {
+		CHECK(f.strays > 0);
+		/* Most strays miss; the rest steal a position near the front. */
+		CHECK(f.stray_miss * 10 >= f.strays * 8);
+		CHECK(f.real_miss <= f.strays - f.stray_miss);
+	} else {
+		CHECK(st.mispredictions == 0);
+	}
+	dsfs_tracker_free(t);
+}
+
+/* The tracker believes seed 1234, the loader uses 999: lost quickly. */
+static void test_wrong_seed(void)
+{
+	struct dsfs_sampler_cfg c, wrong;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 42, count, k, lost_at = 0, idx;
+	uint32_t pos[N], *o;
+
+	cfg_init(&c, DSFS_SAMPLER_TORCH_RANDOM, 1234, 1);
+	cfg_init(&wrong, DSFS_SAMPLER_TORCH_RANDOM, 999, 1);
+	CHECK(dsfs_tracker_new(&c, N, 0, false, 0, WINDOW, &t) == 0);
+	o = order_of(&wrong, 0, 0, &count);
+	simulate(count, &rs, pos);
+	for (k = 0; k < count; k++) {
+		dsfs_tracker_access(t, o[pos[k]]);
+		dsfs_tracker_state(t, &st);
+		if (!lost_at && st.detected == DSFS_TRACKER_LOST)
+			lost_at = k + 1;
+	}
+	CHECK(lost_at > 0 && lost_at <= 100);
+	CHECK(st.detected == DSFS_TRACKER_LOST);
+	CHECK(st.accesses == count);
+	CHECK(st.mispredictions >= count * 8 / 10);
+	CHECK(dsfs_tracker_at(t, 0, &idx) == -EAGAIN);
+	free(o);
+	dsfs_tracker_free(t);
+}
+
+/*
+ * A loader of `kind` (rank `rank` of `world`) starting at epoch `epoch`:
+ * detected after DSFS_TRACKER_DETECT_SAMPLES accesses, then followed into
+ * the next epoch.
+ */
+static void run_detect(enum dsfs_sampler kind, uint32_t world, uint32_t rank,
+		       uint64_t epoch)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 7, count, k, e, bad = 0, detected_at = 0;
+	uint32_t pos[N], *o;
+
+	cfg_init(&c, kind, 31337, world);
+	CHECK(dsfs_tracker_new(&c, N, rank, true, 0, WINDOW, &t) == 0);
+	dsfs_tracker_state(t, &st);
+	CHECK(st.detected == DSFS_TRACKER_DETECTING);
+	for (e = epoch; e < epoch + 2; e++) {
+		o = order_of(&c, e, rank, &count);
+		simulate(count, &rs, pos);
+		for (k = 0; k < count; k++) {
+			int r = dsfs_tracker_access(t, o[pos[k]]);
+
+			if (r == DSFS_TRACK_DETECTED)
+				detected_at = k + 1;
+			if (e == epoch && k + 1 < DSFS_TRACKER_DETECT_SAMPLES)
+				bad += r != DSFS_TRACK_DETECTING;
+			else if (e == epoch && k + 1 == DSFS_TRACKER_DETECT_SAMPLES)
+				bad += r != DSFS_TRACK_DETECTED;
+			else
+				bad += r != (k == 0 ? DSFS_TRACK_NEXT_EPOCH :
+					     DSFS_TRACK_IN_PLAN);
+		}
+		dsfs_tracker_state(t, &st);
+		CHECK(st.epoch == e);
+		CHECK(st.seen == count && st.low == count);
+		free(o);
+	}
+	CHECK(bad == 0);
+	CHECK(detected_at == DSFS_TRACKER_DETECT_SAMPLES);
+	CHECK(st.detected == DSFS_TRACKER_DETECTED);
+	CHECK(st.mispredictions == 0);
+	check_at(t, &c, epoch + 1, rank);
+	dsfs_tracker_free(t);
+}
+
+/* Nothing matches (another seed): lost, and accesses count as misses. */
+static void test_detect_fails(void)
+{
+	struct dsfs_sampler_cfg c, other;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t count, k;
+	uint32_t *o;
+
+	cfg_init(&c, DSFS_SAMPLER_NUMPY_PERMUTATION, 5, 1);
+	cfg_init(&other, DSFS_SAMPLER_NUMPY_PERMUTATION, 5000, 1);
+	CHECK(dsfs_tracker_new(&c, N, 0, true, 0, WINDOW, &t) == 0);
+	CHECK(dsfs_tracker_hint(t, 100, 50) == 0);
+	o = order_of(&other, 0, 0, &count);
+	for (k = 0; k < 40; k++)
+		dsfs_tracker_access(t, o[k]);
+	dsfs_tracker_state(t, &st);
+	CHECK(st.detected == DSFS_TRACKER_LOST);
+	CHECK(st.accesses == 40);
+	CHECK(st.mispredictions == 40 - DSFS_TRACKER_DETECT_SAMPLES + 1);
+	CHECK(dsfs_tracker_hint(t, 0, 1) == -EALREADY);
+	free(o);
+	dsfs_tracker_free(t);
+}
+
+/*
+ * 5% of the reads never reach dsfs (page cache): the low-water mark passes
+ * the holes, nothing is lost, and the boundary costs one MISS (two votes).
+ */
+static void test_hidden(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 5, count, e, k, truth, bad_low = 0, bad_epoch = 0;
+	uint64_t delivered, misses = 0, switches = 0;
+	uint32_t pos[N], *o;
+	bool read[N];
+
+	cfg_init(&c, DSFS_SAMPLER_PYTHON_SHUFFLE, 77, 1);
+	CHECK(dsfs_tracker_new(&c, N, 0, false, 3, WINDOW, &t) == 0);
+	for (e = 3; e < 6; e++) {
+		o = order_of(&c, e, 0, &count);
+		simulate(count, &rs, pos);
+		memset(read, 0, sizeof(read));
+		truth = delivered = 0;
+		for (k = 0; k < count; k++) {
+			read[pos[k]] = true;
+			while (truth < count && read[truth])
+				truth++;
+			if (rnd(&rs) % 100 < 5)
+				continue;
+			int r = dsfs_tracker_access(t, o[pos[k]]);
+
+			delivered++;
+			misses += r == DSFS_TRACK_MISS;
+			switches += r == DSFS_TRACK_NEXT_EPOCH;
+			dsfs_tracker_state(t, &st);
+			bad_epoch += delivered > 2 && st.epoch != e;
+			bad_low += delivered > 2 && (st.low > truth + WINDOW ||
+						     st.low + 3 * WINDOW < truth);
+		}
+		free(o);
+	}
+	dsfs_tracker_state(t, &st);
+	CHECK(bad_epoch == 0);
+	CHECK(bad_low == 0);
+	CHECK(switches == 2);
+	CHECK(misses <= 2);
+	CHECK(st.detected == DSFS_TRACKER_CONFIGURED);
+	dsfs_tracker_free(t);
+}
+
+/* Near the end of an epoch one access fitting the next start does not switch. */
+static void test_stray_near_end(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 9, count, count1, k, bad = 0;
+	uint32_t pos[N], *o, *o1;
+
+	cfg_init(&c, DSFS_SAMPLER_NUMPY_PERMUTATION, 11, 1);
+	CHECK(dsfs_tracker_new(&c, N, 0, false, 0, WINDOW, &t) == 0);
+	CHECK(dsfs_tracker_prepare_next(t) == 0);
+	o = order_of(&c, 0, 0, &count);
+	o1 = order_of(&c, 1, 0, &count1);
+	simulate(count, &rs, pos);
+	for (k = 0; k < count; k++) {
+		if (k == count * 95 / 100) {
+			CHECK(dsfs_tracker_access(t, o1[0]) == DSFS_TRACK_MISS);
+			dsfs_tracker_state(t, &st);
+			CHECK(st.epoch == 0);
+		}
+		bad += dsfs_tracker_access(t, o[pos[k]]) != DSFS_TRACK_IN_PLAN;
+	}
+	CHECK(bad == 0);
+	CHECK(dsfs_tracker_access(t, o1[1]) == DSFS_TRACK_NEXT_EPOCH);
+	dsfs_tracker_state(t, &st);
+	CHECK(st.epoch == 1 && st.seen == 1 && st.mispredictions == 1);
+	free(o);
+	free(o1);
+	dsfs_tracker_free(t);
+}
+
+/* Lost on garbage, then the loader starts the next epoch: recovered. */
+static void test_recover(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 3, count, k, switched_at = 0, bad = 0;
+	uint32_t pos[N], *o;
+
+	cfg_init(&c, DSFS_SAMPLER_TORCH_DISTRIBUTED, 123, 4);
+	CHECK(dsfs_tracker_new(&c, N, 3, false, 0, WINDOW, &t) == 0);
+	for (k = 0; k < 100; k++)
+		dsfs_tracker_access(t, rnd(&rs) % N);
+	dsfs_tracker_state(t, &st);
+	CHECK(st.detected == DSFS_TRACKER_LOST);
+	o = order_of(&c, 1, 3, &count);
+	simulate(count, &rs, pos);
+	for (k = 0; k < count; k++) {
+		int r = dsfs_tracker_access(t, o[pos[k]]);
+
+		if (r == DSFS_TRACK_NEXT_EPOCH && !switched_at)
+			switched_at = k + 1;
+		else if (switched_at)
+			bad += r != DSFS_TRACK_IN_PLAN;
+	}
+	dsfs_tracker_state(t, &st);
+	CHECK(switched_at > 0 && switched_at <= 16);
+	CHECK(bad == 0);
+	CHECK(st.detected == DSFS_TRACKER_CONFIGURED);
+	CHECK(st.epoch == 1 && st.seen == count && st.low == count);
+	free(o);
+	dsfs_tracker_free(t);
+}
+
+static void test_bad_args(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t = (struct dsfs_tracker *)1;
+
+	cfg_init(&c, DSFS_SAMPLER_NONE, 0, 1);
+	CHECK(dsfs_tracker_new(&c, N, 0, false, 0, 0, &t) == -EINVAL && !t);
+	cfg_init(&c, DSFS_SAMPLER_TORCH_DISTRIBUTED, 0, 2);
+	CHECK(dsfs_tracker_new(&c, N, 2, false, 0, 0, &t) == -EINVAL);
+	CHECK(dsfs_tracker_new(&c, 0, 0, false, 0, 0, &t) == -EINVAL);
+	cfg_init(&c, DSFS_SAMPLER_TORCH_RANDOM, 0, 1);
+	CHECK(dsfs_tracker_new(&c, N, 0, true, 0, 0, &t) == 0);
+	CHECK(dsfs_tracker_hint(t, 0, 10) == -EINVAL);
+	CHECK(dsfs_tracker_access(t, N) == DSFS_TRACK_MISS);
+	dsfs_tracker_free(t);
+	dsfs_tracker_free(NULL);
+}
+
+int main(void)
+{
+	run_follow(3, 0);
+	run_follow(3, 2);
+	test_wrong_seed();
+	run_detect(DSFS_SAMPLER_TORCH_DISTRIBUTED, 2, 1, 5);
+	run_detect(DSFS_SAMPLER_TORCH_RANDOM, 1, 0, 2);
+	test_detect_fails();
+	test_hidden();
+	test_stray_near_end();
+	test_recover();
+	test_bad_args();
+	return UNIT_DONE();
+}
