@@ -173,6 +173,28 @@ static void row_bytes(const char *label, double v)
 	printf("  %-22s %s\n", label, h);
 }
 
+static void print_plan(const struct snap *s)
+{
+	char a[256], b[1300], c[64];
+
+	printf("  %-22s %s", "plan", str(s, "plan.sampler", a, sizeof(a)));
+	if (!get(s, "plan.epoch")) {
+		printf("\n");
+		return;
+	}
+	if (get(s, "plan.seed"))
+		printf(", seed %s", str(s, "plan.seed", b, sizeof(b)));
+	printf(": %s\n", str(s, "plan.detected", c, sizeof(c)));
+	printf("  %-22s epoch %.0f, %.0f of %.0f\n", "position",
+	       num(s, "plan.epoch"), num(s, "plan.position"),
+	       num(s, "plan.length"));
+	human(num(s, "plan.lead_bytes"), a, sizeof(a));
+	printf("  %-22s %.0f files, %s\n", "prefetch lead",
+	       num(s, "plan.lead_items"), a);
+	printf("  %-22s %.0f of %.0f opens\n", "mispredictions",
+	       num(s, "plan.mispredictions"), num(s, "plan.accesses"));
+}
+
 static void print_table(const struct snap *s, const char *mnt)
 {
 	double rb = num(s, "read_bytes"), hb = num(s, "hit_bytes");
@@ -197,6 +219,7 @@ static void print_table(const struct snap *s, const char *mnt)
 	printf("  %-22s %s, O_DIRECT %s\n", "I/O engine",
 	       str(s, "io.engine", a, sizeof(a)), str(s, "io.direct", b, sizeof(b)));
 	printf("  %-22s %.0f\n", "errors", num(s, "errors"));
+	print_plan(s);
 }
 
 static void usage(FILE *out)
