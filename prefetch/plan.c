@@ -104,8 +104,7 @@ static int parse_distributed(const struct dsfs_plan_opts *o,
 		return 0;
 	}
 	if (!o->world)
-		return refuse(why, whylen, "sampler=torch-distributed needs world=N (the number of ranks)%s",
-			      o->rank || o->ranks ? "" : "");
+		return refuse(why, whylen, "sampler=torch-distributed needs world=N (the number of ranks)");
 	if (dsfs_parse_u64(o->world, 1, 1u << 20, &w))
 		return refuse(why, whylen, "world=%s: must be an integer from 1 to 1048576",
 			      o->world);
