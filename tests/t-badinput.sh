@@ -42,6 +42,31 @@ bad max_open=0 "$SRC" "$MNT" -o max_open=0
 bad max_open=12x "$SRC" "$MNT" -o max_open=12x
 bad max_threads=99999999999999999999999 "$SRC" "$MNT" \
 	-o max_threads=99999999999999999999999
+# The cache's options.
+bad cache_size=0 "$SRC" "$MNT" -o cache_size=0
+bad cache_size=12Q "$SRC" "$MNT" -o cache_size=12Q
+bad cache_size=100T "$SRC" "$MNT" -o cache_size=100T
+bad cache_size=101% "$SRC" "$MNT" -o cache_size=101%
+bad hugepages=maybe "$SRC" "$MNT" -o hugepages=maybe
+bad numa=999 "$SRC" "$MNT" -o numa=999
+bad numa=far "$SRC" "$MNT" -o numa=far
+bad io_depth=0 "$SRC" "$MNT" -o io_depth=0
+bad whole_file_max=1X "$SRC" "$MNT" -o whole_file_max=1X
+bad stats=everyone "$SRC" "$MNT" -o stats=everyone
+# The plan's options, alone and contradicting each other.
+bad sampler=bogus "$SRC" "$MNT" -o sampler=bogus
+bad seed= "$SRC" "$MNT" -o seed=42
+bad seed=4x2 "$SRC" "$MNT" -o sampler=torch-random,seed=4x2
+bad seed=INT "$SRC" "$MNT" -o sampler=python-shuffle
+bad rank=2 "$SRC" "$MNT" -o sampler=torch-distributed,seed=1,world=2,rank=2
+bad world=N "$SRC" "$MNT" -o sampler=torch-distributed,seed=1,ranks=0-1
+bad ranks=3-1 "$SRC" "$MNT" -o sampler=torch-distributed,seed=1,world=4,ranks=3-1
+bad world= "$SRC" "$MNT" -o sampler=torch-random,seed=1,world=2
+bad persistent_workers "$SRC" "$MNT" -o sampler=python-shuffle,seed=1,persistent_workers
+bad "layout=list needs list=" "$SRC" "$MNT" -o sampler=sequential,layout=list
+bad seed=-1 "$SRC" "$MNT" -o sampler=numpy-permutation,seed=-1
+bad epoch=soon "$SRC" "$MNT" -o sampler=sequential,epoch=soon
+bad dataset=../up "$SRC" "$MNT" -o sampler=sequential,dataset=../up
 bad "$WORK/nonexistent" "$WORK/nonexistent" "$MNT"
 bad "$WORK/file" "$WORK/file" "$MNT"
 bad "$WORK/nonexistent" "$SRC" "$WORK/nonexistent"

@@ -33,6 +33,8 @@ after=$(stat_of backing_read_bytes)
 fetched=$((after - before))
 say "fetched $fetched bytes for a 40 MiB file read 8 times"
 ((fetched > 0 && fetched <= 41943040)) || fail "expected one fetch of 41943040 bytes, got $fetched"
+# 40 MiB is beyond whole_file_max (16 MiB): sequential reads get read-ahead.
+((  $(stat_of prefetch_bytes) > 0 )) || fail "no read-ahead for a sequential read of a large file"
 "$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs under ulimit -n 64"
 "$READCHECK" random "$SRC" "$MNT" 16 300 >/dev/null || fail "random reads differ under ulimit -n 64"
 fds=$(ls "/proc/$pid/fd" | wc -l)
