@@ -71,21 +71,8 @@ static void put_counters(struct doc *d, const struct dsfs_counters *c)
 	put_u64(d, "errors", dsfs_counter_get(&c->errors));
 }
 
-/* Bytes fetched ahead of readers: by the heuristics and by the plan. */
-static uint64_t prefetched(struct dsfs_fs *fs)
-{
-	struct dsfs_sched_stats st;
-	uint64_t n = dsfs_counter_get(&fs->counters.prefetch_bytes);
-
-	if (fs->sched) {
-		dsfs_sched_get_stats(fs->sched, &st);
-		n += st.prefetch_bytes;
-	}
-	return n;
-}
-
 /* Where the loader is in the plan, as the tracker sees it. */
-static void put_sched(struct doc *d, struct dsfs_sched *s)
+static void put_sched(struct doc *d, const struct dsfs_sched_stats *st)
 {
 	static const char *const modes[] = {
 		[DSFS_TRACKER_CONFIGURED] = "configured",
@@ -93,25 +80,24 @@ static void put_sched(struct doc *d, struct dsfs_sched *s)
 		[DSFS_TRACKER_LOST] = "lost",
 		[DSFS_TRACKER_DETECTING] = "detecting",
 	};
-	struct dsfs_sched_stats st;
 
-	dsfs_sched_get_stats(s, &st);
-	put_u64(d, "plan.epoch", st.track.epoch);
-	put_u64(d, "plan.position", st.track.low);
-	put_u64(d, "plan.length", st.track.count);
-	put_u64(d, "plan.lead_items", st.lead_items);
-	put_u64(d, "plan.lead_bytes", st.lead_bytes);
-	put_u64(d, "plan.mispredictions", st.track.mispredictions);
-	put_u64(d, "plan.accesses", st.track.accesses);
-	put_u64(d, "plan.prefetch_bytes", st.prefetch_bytes);
-	put_str(d, "plan.detected", modes[st.track.detected]);
+	put_u64(d, "plan.epoch", st->track.epoch);
+	put_u64(d, "plan.position", st->track.low);
+	put_u64(d, "plan.length", st->track.count);
+	put_u64(d, "plan.lead_items", st->lead_items);
+	put_u64(d, "plan.lead_bytes", st->lead_bytes);
+	put_u64(d, "plan.mispredictions", st->track.mispredictions);
+	put_u64(d, "plan.accesses", st->track.accesses);
+	put_u64(d, "plan.prefetch_bytes", st->prefetch_bytes);
+	put_str(d, "plan.detected", modes[st->track.detected]);
 }
 
 /*
  * The plan as configured.  A seed that fits a JSON number exactly (|seed| <
  * 2^53) is a number, any other a string, so no reader loses digits.
  */
-static void put_plan(struct doc *d, struct dsfs_fs *fs)
+static void put_plan(struct doc *d, struct dsfs_fs *fs,
+		     const struct dsfs_sched_stats *sched)
 {
 	const struct dsfs_plan_cfg *p = &fs->opts.plan;
 	const struct dsfs_seed *seed = &p->sampler.seed;
@@ -125,7 +111,7 @@ static void put_plan(struct doc *d, struct dsfs_fs *fs)
 			put_str(d, "plan.seed", seed->text);
 	}
 	if (fs->sched)
-		put_sched(d, fs->sched);
+		put_sched(d, sched);
 	else
 		put_str(d, "plan.detected", "none");
 }
@@ -160,14 +146,19 @@ static size_t stats_doc(struct dsfs_fs *fs, char *buf, size_t size)
 	struct doc d = { buf, size, 0 };
 	struct dsfs_cache_stats cs;
 	struct dsfs_io_stats is;
+	struct dsfs_sched_stats ss = { 0 };
 
 	dsfs_cache_get_stats(fs->cache, &cs);
 	dsfs_io_get_stats(fs->io, &is);
+	if (fs->sched)
+		dsfs_sched_get_stats(fs->sched, &ss);
 	put_str(&d, "version", PACKAGE_VERSION);
 	put_str(&d, "source", fs->opts.source);
 	put_str(&d, "mountpoint", fs->opts.mountpoint);
 	put_counters(&d, &fs->counters);
-	put_u64(&d, "prefetch_bytes", prefetched(fs));
+	/* fetched ahead of readers: by the heuristics and by the plan */
+	put_u64(&d, "prefetch_bytes",
+		dsfs_counter_get(&fs->counters.prefetch_bytes) + ss.prefetch_bytes);
 	put_u64(&d, "backing_read_bytes", is.bytes);
 	put_u64(&d, "evictions", cs.evictions);
 	put_u64(&d, "cache.capacity_bytes", cs.capacity_bytes);
@@ -186,7 +177,7 @@ static size_t stats_doc(struct dsfs_fs *fs, char *buf, size_t size)
 	put_u64(&d, "io.inflight", is.inflight);
 	put_u64(&d, "io.reads", is.reads);
 	put_u64(&d, "io.errors", is.errors);
-	put_plan(&d, fs);
+	put_plan(&d, fs, &ss);
 	return d.len;
 }
 

@@ -2,8 +2,8 @@
 /*
  * Plan-following prefetch (see scheduler.h).
  *
- * Locking: s->lock protects the tracker, `fetched`, `epoch`, `inflight` and
- * `stop`; the scheduler thread drops it while it opens files and submits
+ * Locking: s->lock protects the tracker, `fetched`, the lead window,
+ * `epoch`, `inflight` and `stop`; the scheduler thread drops it while it opens files and submits
  * reads.  Completions (engine thread) take it to count a read done and
  * wake the scheduler.  Counters read by stats are relaxed atomics.
  */
@@ -35,6 +35,8 @@ struct dsfs_sched {
 	struct dsfs_tracker *tracker;	/* protected by lock */
 	uint64_t epoch;			/* tracker epoch `fetched` counts in */
 	uint64_t fetched;		/* next position to fetch */
+	uint64_t lead_from;		/* the lead window is [lead_from, fetched) */
+	uint64_t lead_bytes;		/* ... and holds this many bytes */
 	unsigned inflight;		/* reads submitted, not completed */
 	bool stop;
 	size_t prefix_len;		/* strlen(dataset "/"), 0 for "." */
@@ -177,21 +179,39 @@ static void fetch_sample(struct dsfs_sched *s, uint64_t idx)
 		close(fd);
 }
 
-/* Bytes fetched ahead: samples [low, fetched).  Called with s->lock held;
- * O(lead items). */
-static uint64_t lead_bytes_locked(struct dsfs_sched *s, uint64_t low,
-				  uint64_t *items)
+/* Bytes of the sample at position p of the current epoch (0 past the
+ * plan).  Called with s->lock held. */
+static uint64_t size_at(struct dsfs_sched *s, uint64_t p)
 {
-	uint64_t p, idx, bytes = 0;
+	uint64_t idx;
 
-	*items = 0;
-	for (p = low; p < s->fetched; p++) {
-		if (dsfs_tracker_at(s->tracker, p, &idx))
-			break;
-		bytes += dsfs_layout_size(s->cfg.layout, idx);
-		(*items)++;
+	return dsfs_tracker_at(s->tracker, p, &idx) ? 0 :
+	       dsfs_layout_size(s->cfg.layout, idx);
+}
+
+/*
+ * Move the lead window [lead_from, fetched) to start at low, keeping its
+ * byte sum: O(positions the loader moved past), so the scheduler pays O(1)
+ * amortised per sample instead of re-adding the whole lead each time.
+ * recount: positions were renumbered (epoch change): sum afresh, once.
+ * Called with s->lock held.
+ */
+static void lead_move_locked(struct dsfs_sched *s, uint64_t low, bool recount)
+{
+	uint64_t p;
+
+	if (s->fetched <= low) { /* the loader caught up: nothing ahead */
+		s->fetched = low;
+		s->lead_bytes = 0;
+	} else if (recount || low < s->lead_from) {
+		s->lead_bytes = 0;
+		for (p = low; p < s->fetched; p++)
+			s->lead_bytes += size_at(s, p);
+	} else {
+		for (p = s->lead_from; p < low; p++)
+			s->lead_bytes -= size_at(s, p);
 	}
-	return bytes;
+	s->lead_from = low;
 }
 
 /*
@@ -201,7 +221,7 @@ static uint64_t lead_bytes_locked(struct dsfs_sched *s, uint64_t low,
 static bool next_locked(struct dsfs_sched *s, uint64_t *idx)
 {
 	struct dsfs_tracker_state st;
-	uint64_t items;
+	bool recount = false;
 
 	dsfs_tracker_state(s->tracker, &st);
 	if (st.detected == DSFS_TRACKER_LOST ||
@@ -212,14 +232,14 @@ static bool next_locked(struct dsfs_sched *s, uint64_t *idx)
 		if (st.epoch != s->epoch + 1)
 			s->fetched = 0;
 		s->epoch = st.epoch;
+		recount = true;
 	}
-	if (s->fetched < st.low)
-		s->fetched = st.low;
-	if (s->inflight >= s->cfg.depth ||
-	    lead_bytes_locked(s, st.low, &items) >= s->cfg.lead_bytes)
+	lead_move_locked(s, st.low, recount);
+	if (s->inflight >= s->cfg.depth || s->lead_bytes >= s->cfg.lead_bytes)
 		return false;
 	if (dsfs_tracker_at(s->tracker, s->fetched, idx))
 		return false; /* the end of the next epoch */
+	s->lead_bytes += dsfs_layout_size(s->cfg.layout, *idx);
 	s->fetched++;
 	return true;
 }
@@ -338,7 +358,13 @@ void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st)
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&s->lock);
 	dsfs_tracker_state(s->tracker, &st->track);
-	st->lead_bytes = lead_bytes_locked(s, st->track.low, &st->lead_items);
+	if (st->track.detected != DSFS_TRACKER_LOST &&
+	    st->track.detected != DSFS_TRACKER_DETECTING &&
+	    st->track.epoch == s->epoch) {
+		lead_move_locked(s, st->track.low, false);
+		st->lead_bytes = s->lead_bytes;
+		st->lead_items = s->fetched - s->lead_from;
+	}
 	pthread_mutex_unlock(&s->lock);
 	st->prefetch_bytes = __atomic_load_n(&s->prefetch_bytes, __ATOMIC_RELAXED);
 	st->prefetch_errors = __atomic_load_n(&s->prefetch_errors,
