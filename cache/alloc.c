@@ -221,6 +221,18 @@ void dsfs_alloc_put(struct dsfs_alloc *a, uint32_t first, uint32_t n)
 	list_insert(a, first, n);
 }
 
+uint32_t dsfs_alloc_freed_run(const struct dsfs_alloc *a, uint32_t first,
+			      uint32_t n)
+{
+	uint32_t end = first + n;
+
+	if (first > 0 && (a->tag[first - 1] & RUN_FREE))
+		n += a->tag[first - 1] & ~RUN_FREE;
+	if (end < a->total && (a->tag[end] & RUN_FREE))
+		n += a->tag[end] & ~RUN_FREE;
+	return n;
+}
+
 uint32_t dsfs_alloc_used_pages(const struct dsfs_alloc *a)
 {
 	return a->used;

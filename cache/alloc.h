@@ -29,6 +29,11 @@ int64_t dsfs_alloc_get(struct dsfs_alloc *a, uint32_t n);
 /* Return a run obtained from dsfs_alloc_get (same first and n). */
 void dsfs_alloc_put(struct dsfs_alloc *a, uint32_t first, uint32_t n);
 
+/* The free run that putting this used run back would make (it and its free
+ * neighbours), in pages.  O(1); changes nothing. */
+uint32_t dsfs_alloc_freed_run(const struct dsfs_alloc *a, uint32_t first,
+			      uint32_t n);
+
 uint32_t dsfs_alloc_used_pages(const struct dsfs_alloc *a);
 uint32_t dsfs_alloc_total_pages(const struct dsfs_alloc *a);
 

@@ -14,6 +14,13 @@
  *
  * Memory: used bytes (whole pages) never exceed the arena's size.
  *
+ * Policy with a plan: each entry may carry the plan time of its next use
+ * (dsfs_cache_get_at; plan time: epoch * samples + position, as the plan's
+ * owner counts it), and those entries are evicted by next use: the one
+ * read furthest in the future goes first, and only for a candidate read
+ * sooner (Belady's MIN rule; see policy.c).  An entry whose time passed
+ * unread is evicted first.
+ *
  * Policy without a plan: scan-resistant admission (an estimate of each key's
  * access frequency, kept for absent keys too and aged periodically): when
  * room must be made, a new entry is admitted only if it is accessed more
@@ -62,9 +69,6 @@ enum dsfs_cache_got {
 /* Flags for dsfs_cache_get. */
 #define DSFS_CACHE_NOWAIT 1u	/* never block on another's fill (prefetch) */
 #define DSFS_CACHE_NOFILL 2u	/* lookup only: -ENOENT when absent */
-#define DSFS_CACHE_CONSUMED 8u	/* a reader following a plan: this use is
-				   the last for a long while, so the entry
-				   may go first (next-use order) */
 #define DSFS_CACHE_FORCE 4u	/* admit even if the frequency test says no
 				   (a planned prefetch knows better) */
 
@@ -85,10 +89,37 @@ void dsfs_cache_free(struct dsfs_cache *c);
  * Never -ESTALE: when the fill it waited for was invalidated, the call
  * starts over (and may return FILL for a fresh entry).
  * Blocks only while another thread fills the same entry (never with NOWAIT).
- * Every access counts for the frequency estimate.
+ * Every access counts for the frequency estimate.  Same as
+ * dsfs_cache_get_at with DSFS_CACHE_KEEP.
  */
 int dsfs_cache_get(struct dsfs_cache *c, const struct dsfs_cache_key *k,
 		   uint32_t len, unsigned flags, struct dsfs_cache_entry **out);
+
+/* Next-use times: no planned use (the entry follows CLOCK and admission) */
+#define DSFS_CACHE_NEVER UINT64_MAX
+/* ... and, for dsfs_cache_get_at, "leave a found entry's time as it is". */
+#define DSFS_CACHE_KEEP (UINT64_MAX - 1)
+
+/*
+ * dsfs_cache_get, telling the entry's next planned use: `when` (a plan time
+ * not yet past, see dsfs_cache_set_now) sets the found or created entry's
+ * next use and makes a created one a planned candidate (never refused by
+ * the frequency test; refused when every victim is needed sooner);
+ * DSFS_CACHE_NEVER makes it unplanned; DSFS_CACHE_KEEP changes nothing on a
+ * found entry (a new one is unplanned).  A time already past counts as
+ * NEVER.  A hit that changes the time takes the policy lock once, O(log
+ * planned entries).
+ */
+int dsfs_cache_get_at(struct dsfs_cache *c, const struct dsfs_cache_key *k,
+		      uint32_t len, unsigned flags, uint64_t when,
+		      struct dsfs_cache_entry **out);
+/*
+ * The plan time now: planned entries whose time is earlier are stale (their
+ * read never came) and evicted before anything else.  DSFS_CACHE_NEVER
+ * makes every planned entry stale (the plan was abandoned).  Starts at 0.
+ * Relaxed; any thread.
+ */
+void dsfs_cache_set_now(struct dsfs_cache *c, uint64_t now);
 
 /* Memory of an entry: capacity whole pages, 4 KiB aligned (for O_DIRECT). */
 char *dsfs_cache_data(struct dsfs_cache *c, const struct dsfs_cache_entry *e);

@@ -157,6 +157,9 @@ void dsfs_cache_free(struct dsfs_cache *c)
 		return;
 	while (c->hand)
 		dsfs_cache_release(c, c->hand);
+	while (c->planned.n)
+		dsfs_cache_release(c, dsfs_nextuse_at(&c->planned, 0, 0));
+	dsfs_nextuse_destroy(&c->planned);
 	for (i = 0; i < CACHE_SHARDS; i++) {
 		free(c->shards[i].buckets);
 		pthread_cond_destroy(&c->shards[i].cond);
@@ -189,12 +192,9 @@ static int take_found(struct dsfs_cache *c, struct cshard *s,
 		pthread_cond_wait(&s->cond, &s->lock);
 	if (e->state == ENTRY_READY && e->linked) {
 		/* Relaxed, and only when it changes: a hint for CLOCK that
-		 * must not make every hit write a shared line.  A consumed
-		 * entry (CONSUMED) becomes the first candidate instead. */
-		uint8_t want = (flags & DSFS_CACHE_CONSUMED) ? 0 : 1;
-
-		if (__atomic_load_n(&e->referenced, __ATOMIC_RELAXED) != want)
-			__atomic_store_n(&e->referenced, want, __ATOMIC_RELAXED);
+		 * must not make every hit write a shared line. */
+		if (!__atomic_load_n(&e->referenced, __ATOMIC_RELAXED))
+			__atomic_store_n(&e->referenced, 1, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&s->lock);
 		*out = e;
 		return DSFS_CACHE_HIT;
@@ -238,7 +238,8 @@ static int lookup(struct dsfs_cache *c, struct cshard *s,
  * (someone inserted k meanwhile). */
 static int create(struct dsfs_cache *c, struct cshard *s,
 		  const struct dsfs_cache_key *k, uint64_t h, uint32_t len,
-		  uint32_t est, unsigned flags, struct dsfs_cache_entry **out)
+		  uint32_t est, unsigned flags, uint64_t when,
+		  struct dsfs_cache_entry **out)
 {
 	uint32_t npages = (len + DSFS_PAGE_SIZE - 1) / DSFS_PAGE_SIZE, first;
 	struct dsfs_cache_entry *e = calloc(1, sizeof(*e));
@@ -247,8 +248,10 @@ static int create(struct dsfs_cache *c, struct cshard *s,
 	if (!e)
 		return -ENOSPC; /* no room, as far as the caller is concerned */
 	pthread_mutex_lock(&c->policy);
+	if (!dsfs_cache_planned(c, when))
+		when = DSFS_CACHE_NEVER;
 	err = dsfs_cache_reserve(c, npages, est, flags & DSFS_CACHE_FORCE,
-				 &first);
+				 when, &first);
 	if (err) {
 		pthread_mutex_unlock(&c->policy);
 		free(e);
@@ -272,14 +275,30 @@ static int create(struct dsfs_cache *c, struct cshard *s,
 	e->referenced = (flags & DSFS_CACHE_FORCE) ? 1 : 0;
 	link_locked(s, e);
 	pthread_mutex_unlock(&s->lock);
-	dsfs_cache_clock_add(c, e);
+	dsfs_cache_place(c, e, when);
 	pthread_mutex_unlock(&c->policy);
 	*out = e;
 	return DSFS_CACHE_FILL;
 }
 
-int dsfs_cache_get(struct dsfs_cache *c, const struct dsfs_cache_key *k,
-		   uint32_t len, unsigned flags, struct dsfs_cache_entry **out)
+/* A found entry's next use changed: move it (once per change, so hits
+ * that bring no news take no policy lock).  The caller's pin keeps e. */
+static void renew(struct dsfs_cache *c, struct dsfs_cache_entry *e,
+		  uint64_t when)
+{
+	if (!dsfs_cache_planned(c, when))
+		when = DSFS_CACHE_NEVER;
+	/* Relaxed: a hint; the move re-checks under the policy lock. */
+	if (__atomic_load_n(&e->when, __ATOMIC_RELAXED) == when)
+		return;
+	pthread_mutex_lock(&c->policy);
+	dsfs_cache_replace(c, e, when);
+	pthread_mutex_unlock(&c->policy);
+}
+
+int dsfs_cache_get_at(struct dsfs_cache *c, const struct dsfs_cache_key *k,
+		      uint32_t len, unsigned flags, uint64_t when,
+		      struct dsfs_cache_entry **out)
 {
 	uint64_t h = key_hash(k);
 	struct cshard *s = shard_of(c, h);
@@ -292,13 +311,30 @@ int dsfs_cache_get(struct dsfs_cache *c, const struct dsfs_cache_key *k,
 	est = dsfs_sketch_add(&c->sketch, h);
 	do {
 		r = lookup(c, s, k, h, flags, out);
+		if (r == DSFS_CACHE_HIT && when != DSFS_CACHE_KEEP)
+			renew(c, *out, when);
 		if (r != GET_ABSENT)
 			continue;
 		if (flags & DSFS_CACHE_NOFILL)
 			return -ENOENT;
-		r = create(c, s, k, h, len, est, flags, out);
+		r = create(c, s, k, h, len, est, flags,
+			   when == DSFS_CACHE_KEEP ? DSFS_CACHE_NEVER : when,
+			   out);
 	} while (r == GET_RETRY);
 	return r;
+}
+
+int dsfs_cache_get(struct dsfs_cache *c, const struct dsfs_cache_key *k,
+		   uint32_t len, unsigned flags, struct dsfs_cache_entry **out)
+{
+	return dsfs_cache_get_at(c, k, len, flags, DSFS_CACHE_KEEP, out);
+}
+
+void dsfs_cache_set_now(struct dsfs_cache *c, uint64_t now)
+{
+	/* Relaxed: eviction reads a recent value; a late one only delays
+	 * the eviction of an entry whose use just passed. */
+	__atomic_store_n(&c->now, now, __ATOMIC_RELAXED);
 }
 
 char *dsfs_cache_data(struct dsfs_cache *c, const struct dsfs_cache_entry *e)

@@ -41,9 +41,33 @@ struct dsfs_cache_entry {
 	int error;			/* FAILED: the fill's -errno */
 	/* CLOCK's referenced bit: relaxed atomic, no lock (a hint). */
 	uint8_t referenced;
-	/* Protected by c->policy. */
+	/* Protected by c->policy; `when` is also read relaxed by hits to
+	 * see whether it changes.  Unplanned entries (when ==
+	 * DSFS_CACHE_NEVER) sit on the CLOCK ring, planned ones in the
+	 * next-use heaps. */
+	uint64_t when;			/* next planned use */
 	struct dsfs_cache_entry *cprev, *cnext; /* CLOCK ring */
+	uint32_t slot[2];		/* positions in the next-use heaps */
 };
+
+/* nextuse.c: the planned entries by next use (policy held throughout). */
+#define NEXTUSE_FAR 0	/* furthest use on top */
+#define NEXTUSE_NEAR 1	/* nearest use on top */
+#define NEXTUSE_HEAPS 2
+struct dsfs_nextuse {
+	struct dsfs_cache_entry **v[NEXTUSE_HEAPS];
+	uint32_t n, cap;
+};
+/* false when the heaps cannot grow (e stays out). */
+bool dsfs_nextuse_add(struct dsfs_nextuse *u, struct dsfs_cache_entry *e);
+void dsfs_nextuse_del(struct dsfs_nextuse *u, struct dsfs_cache_entry *e);
+/* e->when changed: restore the heap order.  O(log n). */
+void dsfs_nextuse_moved(struct dsfs_nextuse *u, struct dsfs_cache_entry *e);
+/* Slot i of heap h (0 is the top; children of i are 2i + 1 and 2i + 2),
+ * or NULL past the end. */
+struct dsfs_cache_entry *dsfs_nextuse_at(const struct dsfs_nextuse *u, int h,
+					 uint32_t i);
+void dsfs_nextuse_destroy(struct dsfs_nextuse *u);
 
 struct cshard {
 	pthread_mutex_t lock;
@@ -60,6 +84,9 @@ struct dsfs_cache {
 	pthread_mutex_t policy;
 	struct dsfs_alloc *alloc;	/* protected by policy */
 	struct dsfs_cache_entry *hand;	/* CLOCK hand, protected by policy */
+	uint64_t nring;			/* entries on the ring, policy */
+	struct dsfs_nextuse planned;	/* protected by policy */
+	uint64_t now;			/* plan time now; relaxed atomic */
 	uint64_t nentries;		/* entries holding memory: written
 					   under policy, read relaxed */
 	uint64_t used_pages;		/* likewise */
@@ -82,10 +109,17 @@ void dsfs_cache_unlink_locked(struct cshard *s, struct dsfs_cache_entry *e);
 
 /* policy.c; each with c->policy held. */
 int dsfs_cache_reserve(struct dsfs_cache *c, uint32_t npages, uint32_t est,
-		       bool force, uint32_t *first);
+		       bool force, uint64_t when, uint32_t *first);
 void dsfs_cache_unreserve(struct dsfs_cache *c, uint32_t first,
 			  uint32_t npages);
-void dsfs_cache_clock_add(struct dsfs_cache *c, struct dsfs_cache_entry *e);
+/* Give a new entry its next use (DSFS_CACHE_NEVER: unplanned) and put it
+ * on the ring or in the heaps; later, move it when its next use changes. */
+void dsfs_cache_place(struct dsfs_cache *c, struct dsfs_cache_entry *e,
+		      uint64_t when);
+void dsfs_cache_replace(struct dsfs_cache *c, struct dsfs_cache_entry *e,
+			uint64_t when);
+/* Whether `when` is a plan time still to come (not NEVER, not past). */
+bool dsfs_cache_planned(struct dsfs_cache *c, uint64_t when);
 void dsfs_cache_release(struct dsfs_cache *c, struct dsfs_cache_entry *e);
 
 /* policy.c, no lock held: one ageing tick from a shard; halves the sketch

@@ -1,10 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The cache's memory policy (see cache.h): page runs from the allocator,
- * CLOCK eviction, frequency-based admission, and ageing of the frequency
- * sketch.
+ * next-use eviction of planned entries, CLOCK eviction and frequency-based
+ * admission of the others, and ageing of the frequency sketch.
  *
- * Eviction: entries holding memory sit on one CLOCK ring (new ones just
+ * Planned entries (a plan said when each will next be read, in plan time:
+ * epoch * samples + position) sit in two heaps by that time (nextuse.c).
+ * Room is made first by evicting a planned entry whose time has passed
+ * (its read never came: served by the page cache, or the plan moved on);
+ * a planned candidate then takes unplanned entries, then the planned entry
+ * read furthest in the future, but only if that is later than the
+ * candidate's own next use (else the candidate is refused and read around
+ * the cache): Belady's MIN rule with a byte budget, and what bounds how far
+ * a prefetch may run ahead.  The plan's owner publishes the time now
+ * (dsfs_cache_set_now); NEVER makes every planned entry stale at once.
+ *
+ * Unplanned entries sit on one CLOCK ring (new ones just
  * behind the hand, so they get a full turn).  A hit sets the entry's
  * referenced bit with a relaxed store and no lock; the hand clears set bits
  * as it passes and stops at the first unreferenced entry that is linked,
@@ -54,7 +65,7 @@ static void store_counts(struct dsfs_cache *c)
 			 __ATOMIC_RELAXED);
 }
 
-void dsfs_cache_clock_add(struct dsfs_cache *c, struct dsfs_cache_entry *e)
+static void ring_add(struct dsfs_cache *c, struct dsfs_cache_entry *e)
 {
 	if (!c->hand) {
 		e->cprev = e->cnext = e;
@@ -65,12 +76,10 @@ void dsfs_cache_clock_add(struct dsfs_cache *c, struct dsfs_cache_entry *e)
 		e->cprev->cnext = e;
 		c->hand->cprev = e;
 	}
-	__atomic_store_n(&c->nentries, c->nentries + 1, __ATOMIC_RELAXED);
+	c->nring++;
 }
 
-/* Free e's memory and e.  Nobody can reach e any more: it is unlinked from
- * the index and unpinned, and the hand moves off it here. */
-void dsfs_cache_release(struct dsfs_cache *c, struct dsfs_cache_entry *e)
+static void ring_del(struct dsfs_cache *c, struct dsfs_cache_entry *e)
 {
 	if (e->cnext == e) {
 		c->hand = NULL;
@@ -80,6 +89,63 @@ void dsfs_cache_release(struct dsfs_cache *c, struct dsfs_cache_entry *e)
 		e->cprev->cnext = e->cnext;
 		e->cnext->cprev = e->cprev;
 	}
+	e->cprev = e->cnext = NULL;
+	c->nring--;
+}
+
+bool dsfs_cache_planned(struct dsfs_cache *c, uint64_t when)
+{
+	return when != DSFS_CACHE_NEVER &&
+	       when >= __atomic_load_n(&c->now, __ATOMIC_RELAXED);
+}
+
+/* Put e where its next use says: the heaps, or the ring (also when the
+ * heaps cannot grow: CLOCK still works). */
+static void file_entry(struct dsfs_cache *c, struct dsfs_cache_entry *e,
+		       uint64_t when)
+{
+	__atomic_store_n(&e->when, when, __ATOMIC_RELAXED);
+	if (when != DSFS_CACHE_NEVER && dsfs_nextuse_add(&c->planned, e))
+		return;
+	__atomic_store_n(&e->when, DSFS_CACHE_NEVER, __ATOMIC_RELAXED);
+	ring_add(c, e);
+}
+
+static void unfile_entry(struct dsfs_cache *c, struct dsfs_cache_entry *e)
+{
+	if (e->when == DSFS_CACHE_NEVER)
+		ring_del(c, e);
+	else
+		dsfs_nextuse_del(&c->planned, e);
+}
+
+void dsfs_cache_place(struct dsfs_cache *c, struct dsfs_cache_entry *e,
+		      uint64_t when)
+{
+	file_entry(c, e, when);
+	__atomic_store_n(&c->nentries, c->nentries + 1, __ATOMIC_RELAXED);
+}
+
+void dsfs_cache_replace(struct dsfs_cache *c, struct dsfs_cache_entry *e,
+			uint64_t when)
+{
+	if (e->when == when)
+		return;
+	if (e->when != DSFS_CACHE_NEVER && when != DSFS_CACHE_NEVER) {
+		/* Relaxed: hits only compare it (see internal.h). */
+		__atomic_store_n(&e->when, when, __ATOMIC_RELAXED);
+		dsfs_nextuse_moved(&c->planned, e);
+		return;
+	}
+	unfile_entry(c, e);
+	file_entry(c, e, when);
+}
+
+/* Free e's memory and e.  Nobody can reach e any more: it is unlinked from
+ * the index and unpinned, and the hand moves off it here. */
+void dsfs_cache_release(struct dsfs_cache *c, struct dsfs_cache_entry *e)
+{
+	unfile_entry(c, e);
 	dsfs_alloc_put(c->alloc, e->first, e->npages);
 	__atomic_store_n(&c->nentries, c->nentries - 1, __ATOMIC_RELAXED);
 	store_counts(c);
@@ -91,6 +157,16 @@ static bool evictable(const struct dsfs_cache_entry *e)
 	return e->linked && e->state == ENTRY_READY && !e->pins;
 }
 
+/* Evict e, found evictable under its shard's lock s (held; dropped here). */
+static void evict(struct dsfs_cache *c, struct cshard *s,
+		  struct dsfs_cache_entry *e)
+{
+	dsfs_cache_unlink_locked(s, e);
+	pthread_mutex_unlock(&s->lock);
+	dsfs_cache_release(c, e);
+	__atomic_add_fetch(&c->evictions, 1, __ATOMIC_RELAXED);
+}
+
 /*
  * Evict the entry under the CLOCK hand, if the candidate (estimate est)
  * beats it or force.  At most two turns of the ring: the first may only
@@ -99,7 +175,7 @@ static bool evictable(const struct dsfs_cache_entry *e)
 static enum evict_result evict_one(struct dsfs_cache *c, uint32_t est,
 				   bool force)
 {
-	uint64_t steps, limit = 2 * c->nentries + 1;
+	uint64_t steps, limit = 2 * c->nring + 1;
 	struct dsfs_cache_entry *e;
 	struct cshard *s;
 
@@ -124,17 +200,113 @@ static enum evict_result evict_one(struct dsfs_cache *c, uint32_t est,
 			pthread_mutex_unlock(&s->lock);
 			return EVICT_REFUSED; /* the hand stays: same victim next */
 		}
-		dsfs_cache_unlink_locked(s, e);
-		pthread_mutex_unlock(&s->lock);
-		dsfs_cache_release(c, e);
-		__atomic_add_fetch(&c->evictions, 1, __ATOMIC_RELAXED);
+		evict(c, s, e);
 		return EVICT_DONE;
 	}
 	return EVICT_NONE;
 }
 
+/* Whether entry e of heap h is still beyond the bound (see evict_heap). */
+static bool beyond(int h, const struct dsfs_cache_entry *e, uint64_t bound)
+{
+	return h == NEXTUSE_FAR ? e->when > bound : e->when < bound;
+}
+
+/*
+ * Evict an entry of heap h that is evictable and beyond bound (FAR: used
+ * later than bound; NEAR: its use passed before bound).  The heap is
+ * explored best first, up to HEAP_PROBES entries, never into a subtree
+ * whose root is not beyond the bound; entries being filled or read are
+ * skipped (they are few: reads and fills in flight).  Of the first
+ * FIT_PROBES evictable ones, the best whose freed pages (with the free
+ * pages around them) make a run of `need` pages goes; if none does, the
+ * best.  Evicting the furthest entry alone often frees pages that are not
+ * contiguous with others, and the next victims are then taken for nothing:
+ * this keeps the byte budget of the MIN rule nearly whole (see
+ * tests/unit-nextuse.c).
+ */
+#define HEAP_PROBES 64
+#define FIT_PROBES HEAP_PROBES
+static enum evict_result evict_heap(struct dsfs_cache *c, int h,
+				    uint64_t bound, uint32_t need)
+{
+	uint32_t open[HEAP_PROBES + 2], nopen = 1, probes, i, best, fits = 0;
+	struct dsfs_cache_entry *e, *pick = NULL;
+	struct cshard *s;
+	bool ok;
+
+	open[0] = 0;
+	for (probes = 0; probes < HEAP_PROBES && nopen && fits < FIT_PROBES;
+	     probes++) {
+		for (best = 0, i = 1; i < nopen; i++) { /* few: O(probes) */
+			e = dsfs_nextuse_at(&c->planned, h, open[best]);
+			if (beyond(h, dsfs_nextuse_at(&c->planned, h, open[i]),
+				   e->when))
+				best = i;
+		}
+		i = open[best];
+		open[best] = open[--nopen];
+		e = dsfs_nextuse_at(&c->planned, h, i);
+		if (!e || !beyond(h, e, bound))
+			continue;
+		if (dsfs_nextuse_at(&c->planned, h, 2 * i + 1))
+			open[nopen++] = 2 * i + 1;
+		if (dsfs_nextuse_at(&c->planned, h, 2 * i + 2))
+			open[nopen++] = 2 * i + 2;
+		s = shard_of(c, e->hash);
+		pthread_mutex_lock(&s->lock);
+		ok = evictable(e);
+		pthread_mutex_unlock(&s->lock);
+		if (!ok)
+			continue;
+		if (!pick)
+			pick = e;
+		fits++;
+		if (dsfs_alloc_freed_run(c->alloc, e->first, e->npages) >= need) {
+			pick = e;
+			break;
+		}
+	}
+	if (!pick)
+		return EVICT_NONE;
+	/* The policy lock kept pick allocated; its pins may have changed. */
+	s = shard_of(c, pick->hash);
+	pthread_mutex_lock(&s->lock);
+	if (!evictable(pick)) {
+		pthread_mutex_unlock(&s->lock);
+		return EVICT_NONE;
+	}
+	evict(c, s, pick);
+	return EVICT_DONE;
+}
+
+/*
+ * One victim for a candidate whose next use is `when`.  First a planned
+ * entry whose use has passed unread (stale), then: for a planned candidate,
+ * an unplanned entry (CLOCK, no admission test: the plan knows better),
+ * then the planned entry used furthest in the future if that is later than
+ * the candidate (Belady's MIN; else the candidate itself would be the
+ * victim: refused); for an unplanned candidate, CLOCK with admission only.
+ */
+static enum evict_result make_room(struct dsfs_cache *c, uint32_t need,
+				   uint32_t est, bool force, uint64_t when)
+{
+	uint64_t now = __atomic_load_n(&c->now, __ATOMIC_RELAXED);
+	enum evict_result r;
+
+	if (evict_heap(c, NEXTUSE_NEAR, now, need) == EVICT_DONE)
+		return EVICT_DONE;
+	if (!dsfs_cache_planned(c, when))
+		return evict_one(c, est, force);
+	r = evict_one(c, est, true);
+	if (r == EVICT_DONE)
+		return r;
+	return evict_heap(c, NEXTUSE_FAR, when, need) == EVICT_DONE ? EVICT_DONE
+							     : EVICT_REFUSED;
+}
+
 int dsfs_cache_reserve(struct dsfs_cache *c, uint32_t npages, uint32_t est,
-		       bool force, uint32_t *first)
+		       bool force, uint64_t when, uint32_t *first)
 {
 	int64_t run;
 
@@ -142,7 +314,7 @@ int dsfs_cache_reserve(struct dsfs_cache *c, uint32_t npages, uint32_t est,
 		run = dsfs_alloc_get(c->alloc, npages);
 		if (run >= 0)
 			break;
-		switch (evict_one(c, est, force)) {
+		switch (make_room(c, npages, est, force, when)) {
 		case EVICT_DONE:
 			continue;
 		case EVICT_REFUSED:

@@ -37,6 +37,7 @@ struct dsfs_opts {
 	unsigned io_depth;	/* engine reads in flight */
 	uint64_t whole_file_max; /* fetch files up to this size whole */
 	uint64_t readahead_max;	/* sequential read-ahead window limit */
+	uint64_t lead_max;	/* plan prefetch runs at most this far ahead */
 	int verify;		/* hash entries at fill, check when served;
 				   an int: fuse_opt stores flags as int */
 	bool stats_public;	/* stats readable by every user */
@@ -48,7 +49,7 @@ struct dsfs_opts {
 	/* raw strings as given, validated by dsfs_opts_parse() */
 	char *entry_timeout_s, *attr_timeout_s, *max_open_s, *max_threads_s;
 	char *cache_size_s, *hugepages_s, *numa_s, *io_depth_s;
-	char *whole_file_max_s, *readahead_max_s, *stats_s;
+	char *whole_file_max_s, *readahead_max_s, *lead_max_s, *stats_s;
 };
 
 struct dsfs_fs {
@@ -82,9 +83,10 @@ void dsfs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 			 off_t off, struct fuse_file_info *fi);
 void dsfs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi);
-/* ops.c: tell the scheduler the loader opened this inode's file. */
+/* ops.c: tell the scheduler the loader opened this inode's file, and keep
+ * the plan time of its next read in in->plan_when for the cache. */
 struct dsfs_inode;
-void dsfs_note_access(struct dsfs_fs *fs, const struct dsfs_inode *in);
+void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in);
 /* read.c */
 void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		  struct fuse_file_info *fi);

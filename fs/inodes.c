@@ -12,6 +12,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "cache.h"
 #include "inodes.h"
 
 #define INODE_SHARDS 64
@@ -64,6 +65,7 @@ static struct dsfs_inode *inode_alloc(struct dsfs_inode *parent,
 	in->ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000u +
 		       (uint64_t)st->st_ctim.tv_nsec;
 	in->ra_next = in->ra_window = 0;
+	in->plan_when = DSFS_CACHE_KEEP; /* no news from the plan yet */
 	memcpy(in->name, name, len);
 	return in;
 }

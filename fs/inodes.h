@@ -38,6 +38,9 @@ struct dsfs_inode {
 	uint64_t ctime_ns;		/* st_ctim last seen: changes on any
 					   write, truncate or rename */
 	uint64_t ra_next, ra_window;	/* sequential read-ahead state */
+	uint64_t plan_when;		/* plan time of the file's next read
+					   after the latest one reported
+					   (DSFS_CACHE_KEEP: none reported) */
 	char name[];			/* "" for the root */
 };
 

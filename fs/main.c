@@ -182,8 +182,8 @@ static void fs_destroy(struct dsfs_fs *fs)
 }
 
 /* The plan's scheduler: after the I/O engine, whose reads it submits.  It
- * may fetch ahead up to half the cache, leaving the rest to what readers
- * already use. */
+ * may fetch ahead as far as the cache holds: the cache refuses a fetch
+ * once everything it keeps is read sooner (next-use eviction). */
 static int sched_init(struct dsfs_fs *fs)
 {
 	struct dsfs_sched_cfg cfg = { 0 };
@@ -199,7 +199,8 @@ static int sched_init(struct dsfs_fs *fs)
 	cfg.io = fs->io;
 	cfg.fdpool = fs->fdpool;
 	cfg.direct_io = &fs->direct_io;
-	cfg.lead_bytes = fs->arena.size / 2;
+	cfg.lead_bytes = fs->opts.lead_max < fs->arena.size ?
+			 fs->opts.lead_max : fs->arena.size;
 	cfg.depth = fs->opts.io_depth;
 	err = dsfs_sched_start(&cfg, &fs->sched);
 	if (err) {

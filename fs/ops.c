@@ -96,12 +96,16 @@ static void note_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
 	}
 }
 
-void dsfs_note_access(struct dsfs_fs *fs, const struct dsfs_inode *in)
+void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in)
 {
 	char path[PATH_MAX];
+	uint64_t when;
 
-	if (fs->sched && !dsfs_inodes_path(in, path, sizeof(path)))
-		dsfs_sched_access(fs->sched, path);
+	if (!fs->sched || dsfs_inodes_path(in, path, sizeof(path)))
+		return;
+	when = dsfs_sched_access(fs->sched, path);
+	/* Relaxed: a hint for the cache, read by this file's next reads. */
+	__atomic_store_n(&in->plan_when, when, __ATOMIC_RELAXED);
 }
 
 void dsfs_fill_entry(struct dsfs_fs *fs, struct fuse_entry_param *e,

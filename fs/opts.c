@@ -35,6 +35,7 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	DSFS_OPT("io_depth=%s", io_depth_s),
 	DSFS_OPT("whole_file_max=%s", whole_file_max_s),
 	DSFS_OPT("readahead_max=%s", readahead_max_s),
+	DSFS_OPT("lead_max=%s", lead_max_s),
 	DSFS_OPT("stats=%s", stats_s),
 	{ "verify", offsetof(struct dsfs_opts, verify), 1 },
 	DSFS_OPT("sampler=%s", plan_opts.sampler),
@@ -97,6 +98,9 @@ static void usage(const char *prog)
 	       "                           read (default 16M; 0: never)\n"
 	       "    -o readahead_max=SIZE  read-ahead limit for sequential reads of\n"
 	       "                           larger files (default 64M; 0: none)\n"
+	       "    -o lead_max=SIZE       with a plan, prefetch at most SIZE ahead:\n"
+	       "                           N[K|M|G|T] or N%% of cache_size (default\n"
+	       "                           50%%; 0: the plan orders eviction only)\n"
 	       "    -o verify              hash cached data, check it on every read\n"
 	       "    -o stats=WHO           private (root and the mounting user) or\n"
 	       "                           public (default private)\n"
@@ -296,6 +300,10 @@ static int validate_cache(struct dsfs_opts *o)
 		return -1;
 	}
 	o->cache.size = size;
+	o->lead_max = size / 2;
+	if (check_size("lead_max", o->lead_max_s, size, 0, 1ull << 50,
+		       &o->lead_max))
+		return -1;
 	o->cache.hugepages = (enum dsfs_hugepages)h;
 	o->stats_public = pub == 1;
 	return 0;
@@ -385,6 +393,7 @@ void dsfs_opts_free(struct dsfs_opts *o)
 	free(o->io_depth_s);
 	free(o->whole_file_max_s);
 	free(o->readahead_max_s);
+	free(o->lead_max_s);
 	free(o->stats_s);
 	dsfs_plan_opts_free(&o->plan_opts);
 }

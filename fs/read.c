@@ -131,6 +131,13 @@ static int submit_fill(struct dsfs_fs *fs, const struct dsfs_inode *in,
 	return err;
 }
 
+/* The plan's word on the file's next read, for the cache (see
+ * dsfs_note_access). */
+static uint64_t plan_when(const struct dsfs_inode *in)
+{
+	return __atomic_load_n(&in->plan_when, __ATOMIC_RELAXED);
+}
+
 /* Fetch chunk ahead of any reader if absent; never waits. */
 static void prefetch_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
 			   uint64_t size, uint64_t chunk)
@@ -142,7 +149,8 @@ static void prefetch_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
 
 	if (!len)
 		return;
-	got = dsfs_cache_get(fs->cache, &k, len, DSFS_CACHE_NOWAIT, &e);
+	got = dsfs_cache_get_at(fs->cache, &k, len, DSFS_CACHE_NOWAIT,
+				plan_when(in), &e);
 	if (got == DSFS_CACHE_FILL)
 		submit_fill(fs, in, e, chunk, true);
 	else if (got == DSFS_CACHE_HIT)
@@ -274,18 +282,17 @@ static int get_ready(struct dsfs_fs *fs, const struct dsfs_inode *in,
 		     bool *waited, bool *missed)
 {
 	struct dsfs_cache_key k = { in->dev, in->ino, chunk };
-	unsigned plan = fs->sched ? DSFS_CACHE_CONSUMED : 0;
-	unsigned flags = DSFS_CACHE_NOWAIT | plan;
+	unsigned flags = DSFS_CACHE_NOWAIT;
 	int tries, got, err;
 
 	for (tries = 0; tries < 8; tries++) {
-		got = dsfs_cache_get(fs->cache, &k, chunk_len(size, chunk),
-				     flags, &p->e);
+		got = dsfs_cache_get_at(fs->cache, &k, chunk_len(size, chunk),
+					flags, plan_when(in), &p->e);
 		if (got == DSFS_CACHE_HIT)
 			return 0;
 		if (got == DSFS_CACHE_BUSY) { /* another reader's fetch */
 			*waited = true;
-			flags = plan;
+			flags = 0;
 			continue;
 		}
 		if (got != DSFS_CACHE_FILL) {

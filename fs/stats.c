@@ -71,7 +71,29 @@ static void put_counters(struct doc *d, const struct dsfs_counters *c)
 	put_u64(d, "errors", dsfs_counter_get(&c->errors));
 }
 
-/* Where the loader is in the plan, as the tracker sees it. */
+/* Each local rank's place: one JSON array of objects on one line. */
+static void put_ranks(struct doc *d, const struct dsfs_sched_stats *st,
+		      const char *const *modes)
+{
+	const struct dsfs_sched_rank_stats *r;
+	uint32_t i;
+
+	put(d, "plan.ranks [");
+	for (i = 0; i < st->nranks && i < DSFS_SCHED_STATS_RANKS; i++) {
+		r = &st->ranks[i];
+		put(d, "%s{\"rank\": %u, \"epoch\": %llu, \"position\": %llu, \"lead_items\": %llu, \"lead_bytes\": %llu, \"mispredictions\": %llu, \"detected\": \"%s\"}",
+		    i ? ", " : "", r->rank,
+		    (unsigned long long)r->track.epoch,
+		    (unsigned long long)r->track.low,
+		    (unsigned long long)r->lead_items,
+		    (unsigned long long)r->lead_bytes,
+		    (unsigned long long)r->track.mispredictions,
+		    modes[r->track.detected]);
+	}
+	put(d, "]\n");
+}
+
+/* Where the loaders are in the plan, as the trackers see it. */
 static void put_sched(struct doc *d, const struct dsfs_sched_stats *st)
 {
 	static const char *const modes[] = {
@@ -90,6 +112,7 @@ static void put_sched(struct doc *d, const struct dsfs_sched_stats *st)
 	put_u64(d, "plan.accesses", st->track.accesses);
 	put_u64(d, "plan.prefetch_bytes", st->prefetch_bytes);
 	put_str(d, "plan.detected", modes[st->track.detected]);
+	put_ranks(d, st, modes);
 }
 
 /*

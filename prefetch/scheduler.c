@@ -27,16 +27,27 @@
 #define RECENT 1024
 #define REPEAT_WINDOW 32
 
+/* One local rank's loader and how far the scheduler got ahead of it. */
+struct srank {
+	struct dsfs_tracker *t;	/* NULL until the epoch is known (a group
+				   detects through the first rank's) */
+	uint32_t rank;
+	uint64_t epoch;		/* tracker epoch `fetched` counts in */
+	uint64_t fetched;	/* next position to fetch */
+	uint64_t lead_from;	/* the lead window is [lead_from, fetched) */
+	uint64_t lead_bytes;	/* ... and holds this many bytes */
+	bool blocked;		/* the cache refused its next sample: every
+				   cached one is needed sooner; wait for
+				   the loaders to move */
+};
+
 struct dsfs_sched {
 	struct dsfs_sched_cfg cfg;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;		/* progress, a completion, or stop */
 	pthread_t thread;
-	struct dsfs_tracker *tracker;	/* protected by lock */
-	uint64_t epoch;			/* tracker epoch `fetched` counts in */
-	uint64_t fetched;		/* next position to fetch */
-	uint64_t lead_from;		/* the lead window is [lead_from, fetched) */
-	uint64_t lead_bytes;		/* ... and holds this many bytes */
+	struct srank *ranks;		/* nranks; protected by lock */
+	uint32_t nranks;
 	unsigned inflight;		/* reads submitted, not completed */
 	bool stop;
 	size_t prefix_len;		/* strlen(dataset "/"), 0 for "." */
@@ -49,8 +60,6 @@ struct dsfs_sched {
 	uint64_t recent[RECENT][2];
 	uint64_t reports;
 };
-
-
 
 struct fetch {
 	struct dsfs_sched *s;
@@ -100,11 +109,14 @@ static int open_sample(struct dsfs_sched *s, const char *path, int *flags)
 }
 
 /*
- * Fetch one chunk of an open file unless it is cached or being fetched.
- * The fd reference is taken here and returned by the engine.
+ * Fetch one chunk of an open file unless it is cached or being fetched,
+ * as a planned entry next read at plan time `when`.  The fd reference is
+ * taken here and returned by the engine.  -ENOSPC when the cache refused
+ * it (everything cached is needed sooner), else 0 (other failures are
+ * counted; the reader's own read will try again).
  */
-static void fetch_chunk(struct dsfs_sched *s, const struct dsfs_fdkey *key,
-			int *fd, uint64_t size, uint64_t chunk)
+static int fetch_chunk(struct dsfs_sched *s, const struct dsfs_fdkey *key,
+		       int *fd, uint64_t size, uint64_t chunk, uint64_t when)
 {
 	struct dsfs_cache_key k = { key->dev, key->ino, chunk };
 	uint64_t start = chunk << DSFS_CHUNK_SHIFT;
@@ -115,12 +127,12 @@ static void fetch_chunk(struct dsfs_sched *s, const struct dsfs_fdkey *key,
 	struct fetch *f;
 	int err;
 
-	err = dsfs_cache_get(s->cfg.cache, &k, len,
-			     DSFS_CACHE_NOWAIT | DSFS_CACHE_FORCE, &e);
+	err = dsfs_cache_get_at(s->cfg.cache, &k, len,
+				DSFS_CACHE_NOWAIT | DSFS_CACHE_FORCE, when, &e);
 	if (err == DSFS_CACHE_HIT)
 		dsfs_cache_unpin(s->cfg.cache, e);
 	if (err != DSFS_CACHE_FILL)
-		return; /* cached, being fetched, or no room */
+		return err == -ENOSPC ? err : 0; /* cached or being fetched */
 	f = malloc(sizeof(*f));
 	err = f ? dsfs_fdpool_get(s->cfg.fdpool, key, adopt_fd, fd, &req.fd)
 		: -ENOMEM;
@@ -138,127 +150,198 @@ static void fetch_chunk(struct dsfs_sched *s, const struct dsfs_fdkey *key,
 		pthread_mutex_unlock(&s->lock);
 		err = dsfs_io_submit(s->cfg.io, &req);
 		if (!err)
-			return;
+			return 0;
 		pthread_mutex_lock(&s->lock);
 		s->inflight--;
 		pthread_mutex_unlock(&s->lock);
 		dsfs_fdpool_put(s->cfg.fdpool, &req.fd);
 	}
 	free(f);
+	__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
 	dsfs_cache_fill_done(s->cfg.cache, e, err);
 	dsfs_cache_unpin(s->cfg.cache, e);
+	return 0;
 }
 
-/* Fetch every chunk of sample idx.  Called without s->lock. */
-static void fetch_sample(struct dsfs_sched *s, uint64_t idx)
+/* Fetch every chunk of sample idx, next read at `when`.  Called without
+ * s->lock.  -ENOSPC as fetch_chunk, else 0. */
+static int fetch_sample(struct dsfs_sched *s, uint64_t idx, uint64_t when)
 {
 	const char *rel = dsfs_layout_path(s->cfg.layout, idx);
 	char path[PATH_MAX];
 	struct dsfs_fdkey key;
 	struct stat st;
 	uint64_t c;
-	int fd, flags;
+	int fd, flags, err = 0;
 
 	if (!dsfs_layout_prefetchable(s->cfg.layout, idx))
-		return;
+		return 0;
 	if (s->prefix_len)
 		snprintf(path, sizeof(path), "%s/%s", s->cfg.plan->dataset, rel);
 	else
 		snprintf(path, sizeof(path), "%s", rel);
 	fd = open_sample(s, path, &flags);
 	if (fd < 0)
-		return; /* e.g. a symlink: the reader's own reads still work */
+		return 0; /* e.g. a symlink: the reader's own reads still work */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return;
+		return 0;
 	}
 	key = (struct dsfs_fdkey){ st.st_dev, st.st_ino, (uint32_t)flags };
-	for (c = 0; (c << DSFS_CHUNK_SHIFT) < (uint64_t)st.st_size; c++)
-		fetch_chunk(s, &key, &fd, (uint64_t)st.st_size, c);
+	for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < (uint64_t)st.st_size; c++)
+		err = fetch_chunk(s, &key, &fd, (uint64_t)st.st_size, c, when);
 	if (fd >= 0)
 		close(fd);
+	return err;
 }
 
-/* Bytes of the sample at position p of the current epoch (0 past the
+/* Bytes of the sample at position p of r's current epoch (0 past the
  * plan).  Called with s->lock held. */
-static uint64_t size_at(struct dsfs_sched *s, uint64_t p)
+static uint64_t size_at(struct dsfs_sched *s, struct srank *r, uint64_t p)
 {
 	uint64_t idx;
 
-	return dsfs_tracker_at(s->tracker, p, &idx) ? 0 :
+	return dsfs_tracker_at(r->t, p, &idx) ? 0 :
 	       dsfs_layout_size(s->cfg.layout, idx);
 }
 
 /*
- * Move the lead window [lead_from, fetched) to start at low, keeping its
+ * Move r's lead window [lead_from, fetched) to start at low, keeping its
  * byte sum: O(positions the loader moved past), so the scheduler pays O(1)
  * amortised per sample instead of re-adding the whole lead each time.
  * recount: positions were renumbered (epoch change): sum afresh, once.
  * Called with s->lock held.
  */
-static void lead_move_locked(struct dsfs_sched *s, uint64_t low, bool recount)
+static void lead_move_locked(struct dsfs_sched *s, struct srank *r,
+			     uint64_t low, bool recount)
 {
 	uint64_t p;
 
-	if (s->fetched <= low) { /* the loader caught up: nothing ahead */
-		s->fetched = low;
-		s->lead_bytes = 0;
-	} else if (recount || low < s->lead_from) {
-		s->lead_bytes = 0;
-		for (p = low; p < s->fetched; p++)
-			s->lead_bytes += size_at(s, p);
+	if (r->fetched <= low) { /* the loader caught up: nothing ahead */
+		r->fetched = low;
+		r->lead_bytes = 0;
+	} else if (recount || low < r->lead_from) {
+		r->lead_bytes = 0;
+		for (p = low; p < r->fetched; p++)
+			r->lead_bytes += size_at(s, r, p);
 	} else {
-		for (p = s->lead_from; p < low; p++)
-			s->lead_bytes -= size_at(s, p);
+		for (p = r->lead_from; p < low; p++)
+			r->lead_bytes -= size_at(s, r, p);
 	}
-	s->lead_from = low;
+	r->lead_from = low;
 }
 
-/*
- * The next sample to fetch, or false when far enough ahead, waiting for
- * reads in flight, or not following a plan.  Called with s->lock held.
- */
-static bool next_locked(struct dsfs_sched *s, uint64_t *idx)
+/* Bring r's lead window up to date with its tracker.  false when r is not
+ * following a plan.  Called with s->lock held. */
+static bool rank_update_locked(struct dsfs_sched *s, struct srank *r)
 {
 	struct dsfs_tracker_state st;
 	bool recount = false;
 
-	dsfs_tracker_state(s->tracker, &st);
+	if (!r->t)
+		return false;
+	dsfs_tracker_state(r->t, &st);
 	if (st.detected == DSFS_TRACKER_LOST ||
 	    st.detected == DSFS_TRACKER_DETECTING)
 		return false;
-	if (st.epoch != s->epoch) { /* positions restart at the boundary */
-		s->fetched = s->fetched > st.count ? s->fetched - st.count : 0;
-		if (st.epoch != s->epoch + 1)
-			s->fetched = 0;
-		s->epoch = st.epoch;
+	if (st.epoch != r->epoch) { /* positions restart at the boundary */
+		r->fetched = r->fetched > st.count ? r->fetched - st.count : 0;
+		if (st.epoch != r->epoch + 1)
+			r->fetched = 0;
+		r->epoch = st.epoch;
 		recount = true;
+		/* The next epoch's order gives the samples read now their
+		 * next use (dsfs_tracker_next_use): compute it at once. */
+		dsfs_tracker_prepare_next(r->t);
 	}
-	lead_move_locked(s, st.low, recount);
-	if (s->inflight >= s->cfg.depth || s->lead_bytes >= s->cfg.lead_bytes)
-		return false;
-	if (dsfs_tracker_at(s->tracker, s->fetched, idx))
-		return false; /* the end of the next epoch */
-	s->lead_bytes += dsfs_layout_size(s->cfg.layout, *idx);
-	s->fetched++;
+	lead_move_locked(s, r, st.low, recount);
 	return true;
+}
+
+/* What the scheduler thread fetches next. */
+struct pick {
+	struct srank *r;
+	uint64_t pos, idx, when, size, epoch;
+};
+
+/*
+ * The next sample to fetch: of the ranks following a plan, not blocked and
+ * within their share of the lead budget, the one whose next sample is read
+ * soonest (so that every local rank stays ahead).  false when none, or
+ * when the reads in flight fill the engine's depth.  Called with s->lock
+ * held.
+ */
+static bool next_locked(struct dsfs_sched *s, struct pick *pk)
+{
+	uint64_t share = s->cfg.lead_bytes / s->nranks, idx, when;
+	struct srank *r;
+	uint32_t i;
+
+	pk->r = NULL;
+	if (s->inflight >= s->cfg.depth)
+		return false;
+	for (i = 0; i < s->nranks; i++) {
+		r = &s->ranks[i];
+		if (!rank_update_locked(s, r) || r->blocked ||
+		    r->lead_bytes >= share ||
+		    dsfs_tracker_at(r->t, r->fetched, &idx))
+			continue; /* idle, or the end of the next epoch */
+		when = dsfs_tracker_time(r->t, r->fetched);
+		if (pk->r && when >= pk->when)
+			continue;
+		*pk = (struct pick){ r, r->fetched, idx, when,
+				     dsfs_layout_size(s->cfg.layout, idx),
+				     r->epoch };
+	}
+	if (!pk->r)
+		return false;
+	pk->r->lead_bytes += pk->size;
+	pk->r->fetched++;
+	return true;
+}
+
+/* The cache refused pk's sample: take it back, unless the window moved
+ * meanwhile, and wait for progress.  Called with s->lock held. */
+static void refused_locked(struct dsfs_sched *s, const struct pick *pk)
+{
+	struct srank *r = pk->r;
+
+	r->blocked = true;
+	if (r->epoch == pk->epoch && r->fetched == pk->pos + 1 &&
+	    r->lead_from <= pk->pos) {
+		r->fetched = pk->pos;
+		r->lead_bytes -= pk->size;
+	}
+}
+
+static void prepare_all_locked(struct dsfs_sched *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nranks; i++)
+		if (s->ranks[i].t)
+			dsfs_tracker_prepare_next(s->ranks[i].t);
 }
 
 static void *sched_thread(void *arg)
 {
 	struct dsfs_sched *s = arg;
-	uint64_t idx;
+	struct pick pk;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
-		if (next_locked(s, &idx)) {
+		if (next_locked(s, &pk)) {
 			pthread_mutex_unlock(&s->lock);
-			fetch_sample(s, idx);
-			pthread_mutex_lock(&s->lock);
+			if (fetch_sample(s, pk.idx, pk.when) == -ENOSPC) {
+				pthread_mutex_lock(&s->lock);
+				refused_locked(s, &pk);
+			} else {
+				pthread_mutex_lock(&s->lock);
+			}
 			continue;
 		}
-		/* Off the access path: the next epoch's order, if not yet. */
-		dsfs_tracker_prepare_next(s->tracker);
+		/* Off the access path: the next epochs' orders, if not yet. */
+		prepare_all_locked(s);
 		pthread_cond_wait(&s->wake, &s->lock);
 	}
 	while (s->inflight) /* completions still reference s */
@@ -280,10 +363,70 @@ static uint32_t window_for(uint64_t n)
 	return w < 16 ? 16 : w > 1024 ? 1024 : (uint32_t)w;
 }
 
+/* Samples one rank reads per epoch, near enough for window_for(). */
+static uint64_t per_rank(const struct dsfs_plan_cfg *p, uint64_t n)
+{
+	if (p->sampler.kind != DSFS_SAMPLER_TORCH_DISTRIBUTED)
+		return n;
+	return (n + p->sampler.world - 1) / p->sampler.world;
+}
+
+static void ranks_free(struct dsfs_sched *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nranks; i++)
+		dsfs_tracker_free(s->ranks[i].t);
+	free(s->ranks);
+}
+
+/* A tracker for rank r following epoch `epoch` (configured), or, for the
+ * first rank with epoch auto-detection, one that detects for the group. */
+static int rank_tracker(struct dsfs_sched *s, struct srank *r, bool detect,
+			uint64_t epoch)
+{
+	const struct dsfs_plan_cfg *p = s->cfg.plan;
+	uint64_t n = dsfs_layout_count(s->cfg.layout);
+	int err;
+
+	err = dsfs_tracker_new(&p->sampler, n, r->rank, detect, epoch,
+			       window_for(per_rank(p, n)), &r->t);
+	if (!err && detect)
+		err = dsfs_tracker_group(r->t, s->nranks);
+	if (err) {
+		dsfs_tracker_free(r->t);
+		r->t = NULL;
+	}
+	r->epoch = epoch;
+	return err;
+}
+
+/* Trackers for every local rank: all of them now for a configured epoch;
+ * with auto-detection, the first only (the others once it knows). */
+static int ranks_init(struct dsfs_sched *s)
+{
+	const struct dsfs_plan_cfg *p = s->cfg.plan;
+	uint32_t i;
+	int err;
+
+	s->nranks = p->sampler.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ?
+		    p->rank_last - p->rank_first + 1 : 1;
+	s->ranks = calloc(s->nranks, sizeof(*s->ranks));
+	if (!s->ranks)
+		return -ENOMEM;
+	for (i = 0; i < s->nranks; i++)
+		s->ranks[i].rank = p->rank_first + i;
+	for (i = 0; i < (p->epoch_auto ? 1 : s->nranks); i++) {
+		err = rank_tracker(s, &s->ranks[i], p->epoch_auto, p->epoch);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 {
 	const struct dsfs_plan_cfg *p = cfg->plan;
-	uint64_t n = dsfs_layout_count(cfg->layout);
 	struct dsfs_sched *s = calloc(1, sizeof(*s));
 	int err;
 
@@ -292,24 +435,20 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 		return -ENOMEM;
 	s->cfg = *cfg;
 	s->prefix_len = strcmp(p->dataset, ".") ? strlen(p->dataset) + 1 : 0;
-	err = dsfs_tracker_new(&p->sampler, n, p->rank_first, p->epoch_auto,
-			       p->epoch, window_for(n), &s->tracker);
+	err = ranks_init(s);
 	if (err) {
+		ranks_free(s);
 		free(s);
 		return err;
 	}
-	s->epoch = p->epoch;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
 	err = -pthread_create(&s->thread, NULL, sched_thread, s);
 	if (err) {
-		dsfs_tracker_free(s->tracker);
+		ranks_free(s);
 		free(s);
 		return err;
 	}
-	if (p->rank_last > p->rank_first)
-		dsfs_warn("plan: following rank %u only (ranks=%u-%u): several local ranks are not supported yet",
-			  p->rank_first, p->rank_first, p->rank_last);
 	*out = s;
 	return 0;
 }
@@ -323,49 +462,198 @@ void dsfs_sched_stop(struct dsfs_sched *s)
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
-	dsfs_tracker_free(s->tracker);
+	/* Nothing planned any more: the cache's entries age out by CLOCK. */
+	dsfs_cache_set_now(s->cfg.cache, DSFS_CACHE_NEVER);
+	ranks_free(s);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
-void dsfs_sched_access(struct dsfs_sched *s, const char *path)
+/*
+ * The rank whose loader read idx: the first whose current epoch still has
+ * idx to read, else the first with idx in its next epoch (a vote for the
+ * switch), else the first rank (a misprediction there).  O(ranks).
+ */
+static struct srank *route_locked(struct dsfs_sched *s, uint64_t idx)
 {
-	uint64_t idx, *r;
+	struct srank *best = &s->ranks[0];
+	int claim, top = 0;
+	uint32_t i;
+
+	for (i = 0; i < s->nranks && top < 2; i++) {
+		if (!s->ranks[i].t)
+			continue;
+		claim = dsfs_tracker_claim(s->ranks[i].t, idx);
+		if (claim > top) {
+			top = claim;
+			best = &s->ranks[i];
+		}
+	}
+	return best;
+}
+
+/*
+ * The first rank detected the group's epoch: give the other ranks trackers
+ * of that epoch and the accesses the detection collected that are theirs.
+ * O(ranks * n), once.  Called with s->lock held.
+ */
+static void group_detected_locked(struct dsfs_sched *s)
+{
+	struct dsfs_tracker_state st;
+	const uint32_t *got;
+	uint32_t i, k, ngot;
+	struct srank *r;
+
+	dsfs_tracker_state(s->ranks[0].t, &st);
+	s->ranks[0].epoch = st.epoch;
+	for (i = 1; i < s->nranks; i++)
+		if (rank_tracker(s, &s->ranks[i], false, st.epoch))
+			dsfs_warn("plan: rank %u: cannot follow epoch %llu",
+				  s->ranks[i].rank, (unsigned long long)st.epoch);
+	ngot = dsfs_tracker_collected(s->ranks[0].t, &got);
+	for (k = 0; k < ngot; k++) {
+		r = route_locked(s, got[k]);
+		if (r != &s->ranks[0] && dsfs_tracker_claim(r->t, got[k]) == 2)
+			dsfs_tracker_access(r->t, got[k]);
+	}
+}
+
+/*
+ * Publish the plan time now to the cache: the slowest following rank's
+ * low-water mark (NEVER when none follows), less NOW_SLACK positions.  The
+ * slack is for the read that follows each report: the report moves the
+ * mark past the sample before that read finds its entry and gives it its
+ * next use, and meanwhile the entry must not look stale (the scheduler
+ * would evict it first).  Called with s->lock held.
+ */
+#define NOW_SLACK 64
+static void publish_now_locked(struct dsfs_sched *s)
+{
+	uint64_t now = DSFS_CACHE_NEVER, t;
+	struct dsfs_tracker_state st;
+	uint32_t i;
+
+	for (i = 0; i < s->nranks; i++) {
+		if (!s->ranks[i].t)
+			continue;
+		dsfs_tracker_state(s->ranks[i].t, &st);
+		t = dsfs_tracker_time(s->ranks[i].t, st.low);
+		if (t != DSFS_CACHE_NEVER)
+			t = t > NOW_SLACK ? t - NOW_SLACK : 0;
+		if (t < now)
+			now = t;
+	}
+	dsfs_cache_set_now(s->cfg.cache, now);
+}
+
+/* idx's next plan read over every rank.  Called with s->lock held. */
+static uint64_t next_use_locked(struct dsfs_sched *s, uint64_t idx)
+{
+	uint64_t when = DSFS_CACHE_NEVER, t;
+	uint32_t i;
+
+	for (i = 0; i < s->nranks; i++) {
+		if (!s->ranks[i].t)
+			continue;
+		t = dsfs_tracker_next_use(s->ranks[i].t, idx);
+		if (t < when)
+			when = t;
+	}
+	return when;
+}
+
+/* Feed one access to its rank's tracker.  Called with s->lock held. */
+static void access_locked(struct dsfs_sched *s, uint64_t idx)
+{
+	struct srank *r = route_locked(s, idx);
+	uint32_t i;
+
+	if (!r->t)
+		return;
+	if (dsfs_tracker_access(r->t, idx) == DSFS_TRACK_DETECTED &&
+	    s->nranks > 1)
+		group_detected_locked(s);
+	for (i = 0; i < s->nranks; i++)
+		s->ranks[i].blocked = false; /* room may have come */
+	publish_now_locked(s);
+	pthread_cond_signal(&s->wake);
+}
+
+uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path)
+{
+	uint64_t idx, *r, when;
 
 	if (s->prefix_len) {
 		if (strncmp(path, s->cfg.plan->dataset, s->prefix_len - 1) ||
 		    path[s->prefix_len - 1] != '/')
-			return; /* outside the dataset: not the plan's business */
+			return DSFS_CACHE_NEVER; /* outside the dataset */
 		path += s->prefix_len;
 	}
 	if (dsfs_layout_lookup(s->cfg.layout, path, &idx))
-		return;
+		return DSFS_CACHE_NEVER;
 	pthread_mutex_lock(&s->lock);
 	r = s->recent[idx % RECENT];
 	s->reports++;
 	if (r[0] != idx + 1 || s->reports - r[1] > REPEAT_WINDOW) {
 		r[0] = idx + 1; /* +1: 0 means empty */
 		r[1] = s->reports;
-		dsfs_tracker_access(s->tracker, idx);
-		pthread_cond_signal(&s->wake);
+		access_locked(s, idx);
 	}
+	when = next_use_locked(s, idx);
 	pthread_mutex_unlock(&s->lock);
+	return when;
+}
+
+/* One rank's part of the stats.  Called with s->lock held. */
+static void rank_stats_locked(struct dsfs_sched *s, struct srank *r,
+			      struct dsfs_sched_rank_stats *rs)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->rank = r->rank;
+	rs->track.detected = DSFS_TRACKER_DETECTING;
+	if (!r->t)
+		return;
+	dsfs_tracker_state(r->t, &rs->track);
+	if (rank_update_locked(s, r)) {
+		rs->lead_bytes = r->lead_bytes;
+		rs->lead_items = r->fetched - r->lead_from;
+	}
 }
 
 void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st)
 {
+	struct dsfs_sched_rank_stats rs, *slow = NULL;
+	uint64_t slow_time = DSFS_CACHE_NEVER, t;
+	uint32_t i;
+
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&s->lock);
-	dsfs_tracker_state(s->tracker, &st->track);
-	if (st->track.detected != DSFS_TRACKER_LOST &&
-	    st->track.detected != DSFS_TRACKER_DETECTING &&
-	    st->track.epoch == s->epoch) {
-		lead_move_locked(s, st->track.low, false);
-		st->lead_bytes = s->lead_bytes;
-		st->lead_items = s->fetched - s->lead_from;
+	st->nranks = s->nranks;
+	for (i = 0; i < s->nranks; i++) {
+		rank_stats_locked(s, &s->ranks[i], &rs);
+		if (i < DSFS_SCHED_STATS_RANKS)
+			st->ranks[i] = rs;
+		st->track.mispredictions += rs.track.mispredictions;
+		st->track.accesses += rs.track.accesses;
+		t = s->ranks[i].t ?
+		    dsfs_tracker_time(s->ranks[i].t, rs.track.low) :
+		    DSFS_CACHE_NEVER;
+		if (i == 0 || (i < DSFS_SCHED_STATS_RANKS && t < slow_time)) {
+			slow = &st->ranks[i];
+			slow_time = t;
+		}
 	}
 	pthread_mutex_unlock(&s->lock);
+	/* The slowest rank's place, and the sums of the counts. */
+	st->track.detected = st->ranks[0].track.detected;
+	st->track.epoch = slow->track.epoch;
+	st->track.low = slow->track.low;
+	st->track.frontier = slow->track.frontier;
+	st->track.seen = slow->track.seen;
+	st->track.count = slow->track.count;
+	st->lead_items = slow->lead_items;
+	st->lead_bytes = slow->lead_bytes;
 	st->prefetch_bytes = __atomic_load_n(&s->prefetch_bytes, __ATOMIC_RELAXED);
 	st->prefetch_errors = __atomic_load_n(&s->prefetch_errors,
 					      __ATOMIC_RELAXED);

@@ -12,10 +12,22 @@
  * depth.  A tracker that loses the plan (too many accesses it cannot place)
  * stops the prefetch; the daemon's heuristics still serve reads.
  *
+ * Several local ranks (ranks=A-B) get a tracker each; an access goes to
+ * the rank whose order still has that sample to read.  The thread fetches
+ * for the rank whose next sample is read soonest, each within its share of
+ * lead_bytes.  With epoch auto-detection the first rank's tracker detects
+ * for the whole group (see dsfs_tracker_group()).
+ *
+ * Eviction by next use: every fetched sample enters the cache with the
+ * plan time of its next read, every reported access returns the next one
+ * after it (for the reader's cache lookups), and the slowest rank's
+ * low-water mark is published as the cache's time now (cache.h).  The
+ * cache refuses a fetch when all it holds is needed sooner: the rank then
+ * waits for the loaders to move, which bounds the lead by the cache.
+ *
  * Threads: dsfs_sched_access from FUSE workers (a layout lookup, then the
- * tracker under the scheduler's mutex: O(1) amortised); one scheduler
- * thread; fetch completions on the I/O engine's thread.  Limitation for
- * now: with several local ranks (ranks=A-B) only rank A is followed.
+ * trackers under the scheduler's mutex: O(ranks) amortised); one scheduler
+ * thread; fetch completions on the I/O engine's thread.
  */
 #ifndef DSFS_SCHEDULER_H
 #define DSFS_SCHEDULER_H
@@ -44,21 +56,39 @@ struct dsfs_sched_cfg {
 	unsigned depth;		/* prefetch reads in flight at most */
 };
 
-struct dsfs_sched_stats {
-	struct dsfs_tracker_state track;
+struct dsfs_sched_rank_stats {
+	uint32_t rank;
+	struct dsfs_tracker_state track; /* detecting until it has a tracker */
 	uint64_t lead_items;	/* samples fetched ahead of the low-water mark */
+	uint64_t lead_bytes;
+};
+
+#define DSFS_SCHED_STATS_RANKS 64 /* ranks reported one by one, at most */
+
+struct dsfs_sched_stats {
+	/* The slowest local rank's place (epoch, low, ...) and lead; the
+	 * mispredictions and accesses of all; the first rank's mode. */
+	struct dsfs_tracker_state track;
+	uint64_t lead_items;
 	uint64_t lead_bytes;
 	uint64_t prefetch_bytes; /* bytes fetched by the plan */
 	uint64_t prefetch_errors;
+	uint32_t nranks;	/* local ranks; the first
+				   DSFS_SCHED_STATS_RANKS are in ranks[] */
+	struct dsfs_sched_rank_stats ranks[DSFS_SCHED_STATS_RANKS];
 };
 
 /* Start the thread.  0 or -errno. */
 int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out);
 /* Stop the thread and wait for its reads in flight. */
 void dsfs_sched_stop(struct dsfs_sched *s);
-/* The loader opened path (relative to SOURCE); ignored outside the plan's
- * dataset directory. */
-void dsfs_sched_access(struct dsfs_sched *s, const char *path);
+/*
+ * The loader opened path (relative to SOURCE); ignored outside the plan's
+ * dataset directory.  Returns the plan time of that sample's next read
+ * after this one, for dsfs_cache_get_at() on the reader's lookups
+ * (DSFS_CACHE_NEVER: not a planned sample, or no plan followed).
+ */
+uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path);
 void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st);
 
 #endif

@@ -53,6 +53,7 @@ struct dsfs_tracker {
 	uint32_t votes[VOTES_MAX];
 	uint32_t nvotes;
 	/* Detection. */
+	uint32_t group;		/* local ranks rank .. rank + group - 1 */
 	uint64_t detect_base, hint_first, hint_count;
 	uint32_t collected[DSFS_TRACKER_DETECT_SAMPLES];
 	uint32_t ncollected;
@@ -68,9 +69,11 @@ static void bit_set(uint64_t *b, uint64_t i)
 	b[i / 64] |= 1ULL << (i % 64);
 }
 
-/* Replace ep's order with epoch e's.  On failure ep is left not ready. O(n). */
-static int epoch_build(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep,
-		       uint64_t e)
+/* Replace ep's order with epoch e's of rank `rank` under cfg.  On failure
+ * ep is left not ready.  O(n). */
+static int epoch_build_as(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep,
+			  uint64_t e, const struct dsfs_sampler_cfg *cfg,
+			  uint32_t rank)
 {
 	uint64_t p, k = 0;
 	int err;
@@ -82,8 +85,7 @@ static int epoch_build(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep,
 	ep->ndups = 0;
 	ep->ready = false;
 	ep->epoch = e;
-	err = dsfs_sampler_order(&t->cfg, t->n, e, t->rank, &ep->order,
-				 &ep->count);
+	err = dsfs_sampler_order(cfg, t->n, e, rank, &ep->order, &ep->count);
 	if (err)
 		return err;
 	memset(ep->inv, 0xff, t->n * sizeof(*ep->inv));
@@ -106,6 +108,13 @@ static int epoch_build(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep,
 	}
 	ep->ready = true;
 	return 0;
+}
+
+/* Epoch e's order of this tracker's rank.  O(n). */
+static int epoch_build(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep,
+		       uint64_t e)
+{
+	return epoch_build_as(t, ep, e, &t->cfg, t->rank);
 }
 
 /* Make the seen bitmap hold at least count bits.  Nothing else changes. */
@@ -334,20 +343,43 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 	return r;
 }
 
-/* Whether epoch ep's order places all but an eighth of the collection. */
+/*
+ * Whether epoch ep's order places all but an eighth of the collection.
+ * For a group of local ranks, ep holds the whole permutation (world 1) and
+ * an index placed at g belongs to rank g mod world at position g / world
+ * (DistributedSampler's rank::world slicing; padding ignored).
+ */
 static bool candidate_matches(const struct dsfs_tracker *t,
 			      const struct dsfs_tracker_epoch *ep)
 {
-	uint64_t limit = (uint64_t)t->ncollected + t->window;
+	uint64_t limit = (uint64_t)t->ncollected + t->window, p, r;
 	uint32_t i, missed = 0;
 
 	for (i = 0; i < t->ncollected; i++) {
-		uint32_t p = ep->inv[t->collected[i]];
-
+		p = ep->inv[t->collected[i]];
+		if (p != NO_POS && t->group > 1) {
+			r = p % t->cfg.world;
+			p /= t->cfg.world;
+			if (r < t->rank || r >= t->rank + t->group)
+				p = NO_POS;
+		}
 		if (p == NO_POS || p >= limit)
 			missed++;
 	}
 	return missed <= t->ncollected / 8;
+}
+
+/* Build candidate e into t->next for the test: this rank's order, or the
+ * whole permutation for a group. */
+static int candidate_build(struct dsfs_tracker *t, uint64_t e)
+{
+	struct dsfs_sampler_cfg whole = t->cfg;
+
+	if (t->group <= 1)
+		return epoch_build(t, &t->next, e);
+	whole.world = 1;
+	whole.drop_last = false;
+	return epoch_build_as(t, &t->next, e, &whole, 0);
 }
 
 /* Work of candidate e in MT19937 outputs (or positions). */
@@ -377,7 +409,9 @@ static int detect(struct dsfs_tracker *t)
 		work += candidate_work(t, e);
 		if (work > budget)
 			break;
-		if (epoch_build(t, &t->next, e) || !candidate_matches(t, &t->next))
+		if (candidate_build(t, e) || !candidate_matches(t, &t->next))
+			continue;
+		if (t->group > 1 && epoch_build(t, &t->next, e))
 			continue;
 		t->next.err = 0;
 		t->nvotes = 0;
@@ -401,8 +435,9 @@ static int detect(struct dsfs_tracker *t)
 /* Collect idx (distinct indices only); detect when enough are in. */
 static int access_detecting(struct dsfs_tracker *t, uint64_t idx)
 {
-	uint64_t want = t->n / (t->cfg.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ?
-				t->cfg.world : 1);
+	uint64_t want = t->n * t->group /
+			(t->cfg.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ?
+			 t->cfg.world : 1);
 	uint32_t i;
 
 	if (want > DSFS_TRACKER_DETECT_SAMPLES)
@@ -441,6 +476,75 @@ int dsfs_tracker_hint(struct dsfs_tracker *t, uint64_t first, uint64_t count)
 	t->hint_first = first;
 	t->hint_count = count;
 	return 0;
+}
+
+int dsfs_tracker_group(struct dsfs_tracker *t, uint32_t ranks)
+{
+	if (t->mode != DSFS_TRACKER_DETECTING || t->ncollected)
+		return -EALREADY;
+	if (ranks == 0 || (ranks > 1 &&
+			   (t->cfg.kind != DSFS_SAMPLER_TORCH_DISTRIBUTED ||
+			    ranks > t->cfg.world - t->rank)))
+		return -EINVAL;
+	t->group = ranks;
+	return 0;
+}
+
+uint32_t dsfs_tracker_collected(const struct dsfs_tracker *t,
+				const uint32_t **idx)
+{
+	*idx = t->collected;
+	return t->mode == DSFS_TRACKER_DETECTING ? 0 : t->ncollected;
+}
+
+/* Whether the tracker follows an epoch whose order is known. */
+static bool following(const struct dsfs_tracker *t)
+{
+	return t->cur.ready && t->mode != DSFS_TRACKER_LOST &&
+	       t->mode != DSFS_TRACKER_DETECTING;
+}
+
+/* Whether t->next holds the epoch after the current one. */
+static bool next_known(const struct dsfs_tracker *t)
+{
+	return t->next.ready && t->next.epoch == t->cur.epoch + 1;
+}
+
+int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx)
+{
+	if (idx >= t->n || !t->cur.ready)
+		return 0;
+	if (t->mode != DSFS_TRACKER_LOST && t->mode != DSFS_TRACKER_DETECTING &&
+	    unseen_pos(t, idx) != NO_POS)
+		return 2;
+	return next_known(t) && t->next.inv[idx] != NO_POS ? 1 : 0;
+}
+
+uint64_t dsfs_tracker_time(const struct dsfs_tracker *t, uint64_t pos)
+{
+	uint64_t base, time;
+
+	if (!following(t))
+		return DSFS_TRACKER_NEVER;
+	if (__builtin_mul_overflow(t->cur.epoch, t->cur.count, &base) ||
+	    __builtin_add_overflow(base, pos, &time) ||
+	    time >= DSFS_TRACKER_NEVER - 1)
+		return DSFS_TRACKER_NEVER - 2; /* far: still a plan time */
+	return time;
+}
+
+uint64_t dsfs_tracker_next_use(const struct dsfs_tracker *t, uint64_t idx)
+{
+	uint32_t p;
+
+	if (idx >= t->n || !following(t))
+		return DSFS_TRACKER_NEVER;
+	p = unseen_pos(t, idx);
+	if (p != NO_POS && p >= t->low)
+		return dsfs_tracker_time(t, p);
+	if (next_known(t) && t->next.inv[idx] != NO_POS)
+		return dsfs_tracker_time(t, t->cur.count + t->next.inv[idx]);
+	return DSFS_TRACKER_NEVER;
 }
 
 void dsfs_tracker_state(const struct dsfs_tracker *t,
@@ -515,6 +619,7 @@ int dsfs_tracker_new(const struct dsfs_sampler_cfg *s, uint64_t n,
 	t->n = n;
 	t->rank = s->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ? rank : 0;
 	t->window = window ? window : DSFS_TRACKER_WINDOW_DEFAULT;
+	t->group = 1;
 	t->cur.inv = malloc(n * sizeof(*t->cur.inv));
 	t->next.inv = malloc(n * sizeof(*t->next.inv));
 	if (!t->cur.inv || !t->next.inv)

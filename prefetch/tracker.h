@@ -37,6 +37,9 @@
 /* At most this many hinted candidates (dsfs_tracker_hint()). */
 #define DSFS_TRACKER_HINT_MAX 4096U
 
+/* dsfs_tracker_time() and dsfs_tracker_next_use(): no plan time. */
+#define DSFS_TRACKER_NEVER UINT64_MAX
+
 /* What one access meant (dsfs_tracker_access()). */
 enum dsfs_track {
 	DSFS_TRACK_IN_PLAN,	/* placed in the current epoch */
@@ -145,6 +148,46 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * (about 1 s plus 64 orders).
  */
 int dsfs_tracker_access(struct dsfs_tracker *t, uint64_t idx);
+
+/*
+ * Epoch auto-detection for a group of local ranks sharing one mount
+ * (torch-distributed only): ranks rank .. rank + ranks - 1 all feed this
+ * tracker while it detects, and a candidate epoch matches when the
+ * collected indices sit near the start of any of those ranks' orders
+ * (one permutation per candidate, whatever the group's size).  Once
+ * detected, the tracker follows its own rank; dsfs_tracker_collected()
+ * gives the indices it collected, for the caller to hand the other ranks'
+ * trackers.  Before the first access; 0, -EINVAL (not distributed, 0, or
+ * past the world), -EALREADY.
+ */
+int dsfs_tracker_group(struct dsfs_tracker *t, uint32_t ranks);
+/* The indices collected for detection (0 before the epoch is known). */
+uint32_t dsfs_tracker_collected(const struct dsfs_tracker *t,
+				const uint32_t **idx);
+
+/*
+ * Whether idx is this rank's to read: 2 when it has a position in the
+ * current epoch not yet seen (tracking only), 1 when it is in the next
+ * epoch's order (once computed), else 0.  For routing an access among the
+ * trackers of several local ranks.  O(1) (plus repeats).
+ */
+int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx);
+
+/*
+ * Plan time of position pos counted from the start of the current epoch
+ * (pos >= count: into the next): epoch * count + pos, saturating below
+ * DSFS_TRACKER_NEVER - 1; DSFS_TRACKER_NEVER when not following an epoch
+ * (detecting, lost).  The cache orders planned entries by it.  O(1).
+ */
+uint64_t dsfs_tracker_time(const struct dsfs_tracker *t, uint64_t pos);
+/*
+ * Plan time of idx's next read: its unseen position of the current epoch
+ * at or past the low-water mark, else its position in the next epoch (if
+ * computed); DSFS_TRACKER_NEVER when none or not following.  Call after
+ * dsfs_tracker_access() for the access itself: the read it just did is
+ * seen, so this is the read after.  O(1) (plus repeats).
+ */
+uint64_t dsfs_tracker_next_use(const struct dsfs_tracker *t, uint64_t idx);
 
 /* Snapshot of the tracker.  O(1). */
 void dsfs_tracker_state(const struct dsfs_tracker *t,

@@ -52,6 +52,8 @@ bad numa=999 "$SRC" "$MNT" -o numa=999
 bad numa=far "$SRC" "$MNT" -o numa=far
 bad io_depth=0 "$SRC" "$MNT" -o io_depth=0
 bad whole_file_max=1X "$SRC" "$MNT" -o whole_file_max=1X
+bad lead_max=1X "$SRC" "$MNT" -o lead_max=1X
+bad lead_max=-5% "$SRC" "$MNT" -o lead_max=-5%
 bad stats=everyone "$SRC" "$MNT" -o stats=everyone
 # The plan's options, alone and contradicting each other.
 bad sampler=bogus "$SRC" "$MNT" -o sampler=bogus

@@ -173,6 +173,28 @@ static void row_bytes(const char *label, double v)
 	printf("  %-22s %s\n", label, h);
 }
 
+/* One row per local rank when there are several (plan.ranks, an array of
+ * objects in the daemon's fixed field order). */
+static void print_ranks(const struct snap *s)
+{
+	unsigned long long epoch, pos, items, bytes, mis;
+	const char *v = get(s, "plan.ranks");
+	char h[32], label[32];
+	unsigned rank, n = 0;
+
+	for (; v && (v = strchr(v, '{')); v++) {
+		if (sscanf(v, "{\"rank\": %u, \"epoch\": %llu, \"position\": %llu, \"lead_items\": %llu, \"lead_bytes\": %llu, \"mispredictions\": %llu",
+			   &rank, &epoch, &pos, &items, &bytes, &mis) != 6)
+			break;
+		if (!n++ && !strchr(v + 1, '{'))
+			break; /* one rank: the rows above say it all */
+		human((double)bytes, h, sizeof(h));
+		snprintf(label, sizeof(label), "rank %u", rank);
+		printf("  %-22s epoch %llu, %llu read; lead %llu files, %s; %llu mispredicted\n",
+		       label, epoch, pos, items, h, mis);
+	}
+}
+
 static void print_plan(const struct snap *s)
 {
 	char a[256], b[1300], c[64];
@@ -193,6 +215,7 @@ static void print_plan(const struct snap *s)
 	       num(s, "plan.lead_items"), a);
 	printf("  %-22s %.0f of %.0f opens\n", "mispredictions",
 	       num(s, "plan.mispredictions"), num(s, "plan.accesses"));
+	print_ranks(s);
 }
 
 static void print_table(const struct snap *s, const char *mnt)

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * unit-ranks: what the scheduler asks of trackers for several local ranks
+ * and for eviction by next use: the plan time of a position, a sample's
+ * next use before and after it is read, which rank claims a sample, and
+ * epoch detection for a group of ranks whose loaders' opens arrive mixed.
+ * No mount; single-threaded.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler.h"
+#include "tracker.h"
+#include "unit-check.h"
+
+#define N 1000
+
+static void cfg_dist(struct dsfs_sampler_cfg *c, int64_t seed, uint32_t world)
+{
+	memset(c, 0, sizeof(*c));
+	c->kind = DSFS_SAMPLER_TORCH_DISTRIBUTED;
+	dsfs_seed_from_i64(seed, &c->seed);
+	c->world = world;
+}
+
+static uint32_t *order_of(const struct dsfs_sampler_cfg *c, uint64_t epoch,
+			  uint32_t rank, uint64_t *count)
+{
+	uint32_t *o = NULL;
+
+	CHECK(dsfs_sampler_order(c, N, epoch, rank, &o, count) == 0);
+	return o;
+}
+
+/* Position of idx in o (count long), or count. */
+static uint64_t find(const uint32_t *o, uint64_t count, uint32_t idx)
+{
+	uint64_t p;
+
+	for (p = 0; p < count && o[p] != idx; p++)
+		;
+	return p;
+}
+
+/* Rank 0 of 2 following epoch 3: times, next uses and claims. */
+static void test_times(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	uint64_t n0, n1, n2, p, bad = 0;
+	uint32_t *o0, *o1, *other;
+
+	cfg_dist(&c, 77, 2);
+	o0 = order_of(&c, 3, 0, &n0);
+	o1 = order_of(&c, 4, 0, &n1);
+	other = order_of(&c, 3, 1, &n2);
+	CHECK(dsfs_tracker_new(&c, N, 0, false, 3, 16, &t) == 0);
+	CHECK(dsfs_tracker_time(t, 0) == 3 * n0);
+	CHECK(dsfs_tracker_time(t, n0 + 5) == 4 * n0 + 5);
+	CHECK(dsfs_tracker_prepare_next(t) == 0);
+	for (p = 0; p < n0; p++) {
+		uint32_t idx = o0[p];
+
+		bad += dsfs_tracker_next_use(t, idx) != 3 * n0 + p;
+		bad += dsfs_tracker_claim(t, idx) != 2;
+		bad += dsfs_tracker_access(t, idx) != DSFS_TRACK_IN_PLAN;
+		/* Read: its next use is its place in epoch 4, or none. */
+		if (find(o1, n1, idx) < n1)
+			bad += dsfs_tracker_next_use(t, idx) !=
+			       4 * n0 + find(o1, n1, idx) ||
+			       dsfs_tracker_claim(t, idx) != 1;
+		else
+			bad += dsfs_tracker_next_use(t, idx) !=
+			       DSFS_TRACKER_NEVER ||
+			       dsfs_tracker_claim(t, idx) != 0;
+	}
+	CHECK(bad == 0);
+	/* Rank 1's samples of epoch 3 are not rank 0's to read now. */
+	for (p = 0, bad = 0; p < n2; p++)
+		bad += dsfs_tracker_claim(t, other[p]) == 2;
+	CHECK(bad == 0);
+	CHECK(dsfs_tracker_next_use(t, N) == DSFS_TRACKER_NEVER);
+	free(o0);
+	free(o1);
+	free(other);
+	dsfs_tracker_free(t);
+}
+
+/*
+ * Ranks 1 and 2 of 4 share a mount and are at epoch 5; their first opens
+ * arrive interleaved.  A tracker detecting for the group finds epoch 5 and
+ * follows rank 1; one detecting for rank 1 alone sees half the opens
+ * belong to no position near its start, and cannot.
+ */
+static void test_group_detect(uint32_t group, bool expect)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t n1, n2, k;
+	uint32_t *o1, *o2, ngot;
+	const uint32_t *got;
+	int r = DSFS_TRACK_DETECTING;
+
+	cfg_dist(&c, -3, 4);
+	o1 = order_of(&c, 5, 1, &n1);
+	o2 = order_of(&c, 5, 2, &n2);
+	CHECK(dsfs_tracker_new(&c, N, 1, true, 0, 16, &t) == 0);
+	CHECK(dsfs_tracker_group(t, group) == 0);
+	for (k = 0; k < 40 && r == DSFS_TRACK_DETECTING; k++)
+		r = dsfs_tracker_access(t, (k % 2 ? o2 : o1)[k / 2]);
+	dsfs_tracker_state(t, &st);
+	if (expect) {
+		CHECK(r == DSFS_TRACK_DETECTED);
+		CHECK(st.detected == DSFS_TRACKER_DETECTED && st.epoch == 5);
+		/* Rank 1's own opens are seen; rank 2's are handed back. */
+		CHECK(st.seen == (k + 1) / 2);
+		ngot = dsfs_tracker_collected(t, &got);
+		CHECK(ngot == k && got[1] == o2[0]);
+		CHECK(dsfs_tracker_claim(t, o1[k]) == 2);
+		CHECK(dsfs_tracker_claim(t, o2[k]) == 0);
+		CHECK(dsfs_tracker_group(t, 2) == -EALREADY);
+	} else {
+		CHECK(st.detected == DSFS_TRACKER_LOST);
+	}
+	free(o1);
+	free(o2);
+	dsfs_tracker_free(t);
+}
+
+static void test_group_args(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+
+	cfg_dist(&c, 1, 4);
+	CHECK(dsfs_tracker_new(&c, N, 2, true, 0, 16, &t) == 0);
+	CHECK(dsfs_tracker_group(t, 3) == -EINVAL); /* ranks 2..4 of 4 */
+	CHECK(dsfs_tracker_group(t, 0) == -EINVAL);
+	CHECK(dsfs_tracker_group(t, 2) == 0);
+	dsfs_tracker_free(t);
+	CHECK(dsfs_tracker_new(&c, N, 0, false, 0, 16, &t) == 0);
+	CHECK(dsfs_tracker_group(t, 2) == -EALREADY); /* not detecting */
+	dsfs_tracker_free(t);
+	memset(&c, 0, sizeof(c));
+	c.kind = DSFS_SAMPLER_PYTHON_SHUFFLE;
+	dsfs_seed_from_i64(1, &c.seed);
+	c.world = 1;
+	CHECK(dsfs_tracker_new(&c, N, 0, true, 0, 16, &t) == 0);
+	CHECK(dsfs_tracker_group(t, 2) == -EINVAL);
+	CHECK(dsfs_tracker_time(t, 0) == DSFS_TRACKER_NEVER); /* detecting */
+	dsfs_tracker_free(t);
+}
+
+int main(void)
+{
+	test_times();
+	test_group_detect(2, true);
+	test_group_detect(1, false);
+	test_group_args();
+	return UNIT_DONE();
+}
