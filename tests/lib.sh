@@ -22,6 +22,8 @@
 DSFS=$(cd "$top_builddir/fs" 2>/dev/null && pwd)/dsfs
 READCHECK=$(cd "$builddir" && pwd)/readcheck
 MKTREE=$(cd "$builddir" && pwd)/mktree
+DSFS_STATS=$(cd "$top_builddir/tools" 2>/dev/null && pwd)/dsfs-stats
+PY=/usr/bin/python3	# Debian's, with python3-torch: not the first on PATH
 export LC_ALL=C
 
 WORK=
@@ -81,6 +83,12 @@ is_mounted() {
 		END { exit !f }' /proc/self/mountinfo
 }
 
+# require_torch: Debian's python3-torch and python3-torchvision ($PY).
+require_torch() {
+	"$PY" -c 'import torch, torchvision' 2>/dev/null ||
+		skip "$PY with python3-torch and python3-torchvision is needed"
+}
+
 # mount_count MNT: how many mounts are stacked exactly at MNT.
 mount_count() {
 	awk -v m="$1" '$5 == m { n++ } END { print n + 0 }' /proc/self/mountinfo
@@ -122,6 +130,28 @@ make_volume() {
 	export VOL
 }
 
+# make_imagefolder DIR CLASSES FILES KB: an ImageFolder tree, CLASSES class
+# directories of FILES .jpg files of seeded random bytes (not images: the
+# loaders read bytes only), sizes uniform in [KB/2, 3*KB/2) KiB.  Prints the
+# total size in bytes.
+make_imagefolder() {
+	"$PY" - "$@" <<'PYEOF'
+import os, random, sys
+root, classes, files, kb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rng, total = random.Random(1), 0
+for c in range(classes):
+    d = os.path.join(root, "class%03d" % c)
+    os.makedirs(d)
+    for f in range(files):
+        data = rng.randbytes(rng.randrange(kb * 512, kb * 1536))
+        with open(os.path.join(d, "img%05d.jpg" % f), "wb") as out:
+            out.write(data)
+        total += len(data)
+print(total)
+PYEOF
+	sync
+}
+
 # mount_dsfs SRC MNT [dsfs args...]: start the daemon in the foreground in
 # the background, stderr to a log in $WORK, and wait until MNT is a
 # fuse.dsfs mount.  DSFS_NOFILE=N sets the daemon's open-file limit.
@@ -153,6 +183,40 @@ mount_dsfs() {
 		((SECONDS < deadline)) || fail "dsfs $src $mnt $*: not mounted after 20 s"
 		sleep 0.02
 	done
+}
+
+# check_plan_stats MNT EPOCH MIN_READ: `dsfs-stats --json MNT` shows the
+# plan followed: read_bytes >= MIN_READ (the loader's reads all reached the
+# daemon: page caches were cold), hit_bytes >= 95% of read_bytes,
+# plan.mispredictions <= 1% of plan.accesses, plan.epoch == EPOCH and
+# plan.detected "epoch-detected".  Prints the numbers, and what is wrong on
+# stderr; returns 1 if anything is.
+check_plan_stats() {
+	"$DSFS_STATS" --json "$1" >"$WORK/stats.json" || fail "dsfs-stats --json $1"
+	"$PY" - "$WORK/stats.json" "$2" "$3" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+epoch, min_read = int(sys.argv[2]), int(sys.argv[3])
+p, read, hit = d["plan"], d["read_bytes"], d["hit_bytes"]
+print("%s: read %d bytes, %d hits (%.1f%%); %d accesses, %d mispredictions; "
+      "epoch %d, %s; backing reads %d bytes"
+      % (d["mountpoint"], read, hit, 100 * hit / max(read, 1), p["accesses"],
+         p["mispredictions"], p["epoch"], p["detected"], d["backing_read_bytes"]))
+bad = []
+if read < min_read:
+    bad.append("read_bytes %d < %d: reads did not reach the daemon" % (read, min_read))
+if hit * 100 < read * 95:
+    bad.append("hit_bytes %d < 95%% of read_bytes %d" % (hit, read))
+if p["mispredictions"] * 100 > p["accesses"]:
+    bad.append("mispredictions %d > 1%% of %d accesses" % (p["mispredictions"], p["accesses"]))
+if p["epoch"] != epoch:
+    bad.append("epoch %d, expected %d" % (p["epoch"], epoch))
+if p["detected"] != "epoch-detected":
+    bad.append("detected %s, expected epoch-detected" % p["detected"])
+for b in bad:
+    print("FAIL: " + b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PYEOF
 }
 
 # log_ok LOG: the log has no sanitizer report (print it if it has).

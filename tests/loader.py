@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A real training loader's reads, for the mount tests and bench/loader-epochs.
+
+Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
+           [--seed S] [--first E] [--last E] [--world W --rank R]
+           [--batch-size B] [--sleep-ms MS] [--drop-caches]
+           [--barrier DIR --parties N] [--list FILE] [--source DIR]
+
+torchvision.datasets.ImageFolder(ROOT) with a loader that returns the file's
+bytes (no decoding), in a torch DataLoader with num_workers=2 and a collate
+that keeps the bytes, for epochs FIRST..LAST:
+- torch-random: shuffle=True, generator=torch.Generator().manual_seed(S).
+  The generator advances every epoch, so epoch E's order exists only after
+  iterating E epochs from its creation: FIRST must be 0.
+- distributed: DistributedSampler(ds, num_replicas=W, rank=R, seed=S,
+  shuffle=True) with set_epoch(E) before each epoch.
+Before each epoch, optionally, page caches are dropped (standing for a data
+set larger than memory) and the processes sharing --barrier DIR (N of them,
+each with its own --rank) wait for each other, twice: before the drop, so no
+one drops while another still reads, and after it, so all start together.
+Each batch is followed by a sleep of MS milliseconds standing for compute.
+
+Prints "epoch=E rank=R samples=N bytes=B seconds=T" per epoch (T excludes
+the drop and the barriers).  --list FILE writes the path (relative to ROOT)
+of every sample read.  --source DIR checks every byte: each sample's digest
+must be the same every time it is read and equal that of the same file
+under DIR (read once, after the last epoch).  Exit 0, or 1 with a message.
+"""
+import argparse
+import hashlib
+import os
+import sys
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
+from torchvision.datasets import ImageFolder
+
+BARRIER_TIMEOUT = 300  # seconds: a peer that died must not hang the test
+
+
+def read_bytes(path):
+    """ImageFolder's loader: the file's bytes, as a bytes-only loader has them."""
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def keep(batch):
+    """Collate that keeps the list of (index, bytes) as it is."""
+    return batch
+
+
+class Indexed(Dataset):
+    """The ImageFolder's samples, each with its index (to check its bytes)."""
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    def __len__(self):
+        return len(self.folder)
+
+    def __getitem__(self, i):
+        return i, self.folder[i][0]
+
+
+def die(msg):
+    sys.exit("loader.py: " + msg)
+
+
+def barrier(where, tag, me, parties):
+    """Wait until PARTIES processes (ids distinct) reached TAG in WHERE."""
+    open(os.path.join(where, "%s.%d" % (tag, me)), "w").close()
+    deadline = time.monotonic() + BARRIER_TIMEOUT
+    while True:
+        n = sum(f.startswith(tag + ".") for f in os.listdir(where))
+        if n >= parties:
+            return
+        if time.monotonic() > deadline:
+            die("barrier %s: %d of %d after %d s" % (tag, n, parties, BARRIER_TIMEOUT))
+        time.sleep(0.005)
+
+
+def drop_caches():
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("root")
+    ap.add_argument("--mode", required=True, choices=["torch-random", "distributed"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--first", type=int, default=0)
+    ap.add_argument("--last", type=int, default=0)
+    ap.add_argument("--world", type=int, default=1)
+    ap.add_argument("--rank", type=int, default=0)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--sleep-ms", type=float, default=0)
+    ap.add_argument("--drop-caches", action="store_true")
+    ap.add_argument("--barrier")
+    ap.add_argument("--parties", type=int, default=1)
+    ap.add_argument("--list")
+    ap.add_argument("--source")
+    a = ap.parse_args()
+    if a.mode == "torch-random" and a.first != 0:
+        die("--mode torch-random: --first must be 0 (epoch E's order needs the "
+            "E epochs before it from the same generator)")
+    if a.last < a.first:
+        die("--last %d < --first %d" % (a.last, a.first))
+    return a
+
+
+def make_loader(a, ds):
+    """The DataLoader and, for distributed, its sampler (for set_epoch)."""
+    common = dict(batch_size=a.batch_size, num_workers=2, collate_fn=keep)
+    if a.mode == "torch-random":
+        g = torch.Generator().manual_seed(a.seed)
+        return DataLoader(ds, shuffle=True, generator=g, **common), None
+    sampler = DistributedSampler(ds, num_replicas=a.world, rank=a.rank,
+                                 seed=a.seed, shuffle=True)
+    return DataLoader(ds, sampler=sampler, **common), sampler
+
+
+def run_epoch(a, loader, digests, listing):
+    """Iterate one epoch; returns (samples, bytes, seconds)."""
+    n = nbytes = 0
+    t = time.monotonic()
+    for batch in loader:
+        for i, data in batch:
+            d = hashlib.blake2b(data, digest_size=16).digest()
+            if digests.setdefault(i, d) != d:
+                die("sample %d changed between reads" % i)
+            if listing is not None:
+                listing.append(i)
+            n += 1
+            nbytes += len(data)
+        if a.sleep_ms:
+            time.sleep(a.sleep_ms / 1000)
+    return n, nbytes, time.monotonic() - t
+
+
+def check_source(a, ds, digests):
+    """Every sample read equals the same file under --source."""
+    root = os.path.join(os.path.abspath(a.root), "")
+    for i, d in digests.items():
+        path = ds.samples[i][0]
+        with open(os.path.join(a.source, path[len(root):]), "rb") as f:
+            if hashlib.blake2b(f.read(), digest_size=16).digest() != d:
+                die("%s differs from the same file under %s" % (path, a.source))
+    print("verified %d files against %s" % (len(digests), a.source))
+
+
+def main():
+    a = parse_args()
+    folder = ImageFolder(os.path.abspath(a.root), loader=read_bytes)
+    ds = Indexed(folder)
+    loader, sampler = make_loader(a, ds)
+    digests = {}
+    listing = [] if a.list else None
+    for e in range(a.first, a.last + 1):
+        if sampler is not None:
+            sampler.set_epoch(e)
+        if a.barrier:
+            barrier(a.barrier, "e%d-ready" % e, a.rank, a.parties)
+        if a.drop_caches:
+            drop_caches()
+        if a.barrier:
+            barrier(a.barrier, "e%d-go" % e, a.rank, a.parties)
+        n, nbytes, secs = run_epoch(a, loader, digests, listing)
+        if n != len(loader.sampler):
+            die("epoch %d: %d samples, the sampler has %d" % (e, n, len(loader.sampler)))
+        print("epoch=%d rank=%d samples=%d bytes=%d seconds=%.3f"
+              % (e, a.rank, n, nbytes, secs), flush=True)
+    if a.list:
+        root = os.path.join(os.path.abspath(a.root), "")
+        with open(a.list, "w") as f:
+            for i in listing:
+                f.write(folder.samples[i][0][len(root):] + "\n")
+    if a.source:
+        check_source(a, folder, digests)
+
+
+if __name__ == "__main__":
+    main()

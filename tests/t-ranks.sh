@@ -1,0 +1,124 @@
+#!/bin/bash
+# t-ranks: DistributedSampler ranks sharing one mount (ranks=A-B, epoch=auto, starting at set_epoch(5)) are all prefetched; two "nodes" (world=4, ranks 0-1 and 2-3) mounting one source each read from the volume only their ranks' share.
+#
+# DSFS_TEST_LOCAL_RANKS=1 runs one rank per mount (ranks=0-0; 0-0 and 2-2)
+# instead of two, e.g. to tell a fault in following several local ranks
+# from one in following any.
+set -euo pipefail
+. "$srcdir/lib.sh"
+require_root
+require_torch
+
+LOCAL=${DSFS_TEST_LOCAL_RANKS:-2}
+[[ $LOCAL == [12] ]] || fail "DSFS_TEST_LOCAL_RANKS=$LOCAL: give 1 or 2"
+SEED=23
+failed=()	# checks that failed; (b) still runs when (a) fails
+make_volume 1024
+SRC="$VOL/src"
+mkdir "$SRC"
+total=$(make_imagefolder "$SRC/train" 8 100 100)
+PLAN="sampler=torch-distributed,seed=$SEED,layout=imagefolder,dataset=train,epoch=auto"
+
+# run_loaders TAG FIRST LAST WORLD MNT:RANK...: one DistributedSampler loader
+# per MNT:RANK, all at once, meeting at each epoch start, page caches dropped
+# before each epoch.  Rank R's output goes to $WORK/TAG.R.out, the paths it
+# read to $WORK/TAG.R.list.  If one fails, the others are stopped.
+run_loaders() {
+	local tag=$1 first=$2 last=$3 world=$4 m r pid rc
+	local -A rank_of=()
+	shift 4
+
+	mkdir "$WORK/$tag.barrier"
+	for m in "$@"; do
+		r=${m##*:}
+		"$PY" "$srcdir/loader.py" --mode distributed --seed "$SEED" \
+			--world "$world" --rank "$r" --first "$first" --last "$last" \
+			--drop-caches --sleep-ms 5 --barrier "$WORK/$tag.barrier" \
+			--parties $# --list "$WORK/$tag.$r.list" --source "$SRC/train" \
+			"${m%:*}/train" >"$WORK/$tag.$r.out" 2>&1 &
+		rank_of[$!]=$r
+	done
+	while ((${#rank_of[@]})); do
+		rc=0
+		wait -n -p pid "${!rank_of[@]}" || rc=$?
+		r=${rank_of[$pid]}
+		unset "rank_of[$pid]"
+		cat "$WORK/$tag.$r.out"
+		if ((rc != 0)); then
+			kill "${!rank_of[@]}" 2>/dev/null || true
+			wait "${!rank_of[@]}" 2>/dev/null || true
+			fail "the loader of rank $r exited with status $rc"
+		fi
+	done
+}
+
+# sum_read TAG RANK...: bytes the loaders of these ranks read (with repeats).
+sum_read() {
+	local tag=$1
+	shift
+	awk '/^epoch=/ { split($4, b, "="); s += b[2] } END { print s + 0 }' \
+		"${@/#/$WORK/$tag.}"
+}
+
+say "(a) ranks 0-$((LOCAL - 1)) of world 2 on one mount, epochs 5 and 6 of ~$((total >> 20)) MiB"
+MNT="$WORK/mnt"
+mkdir "$MNT"
+# hugepages=off: leave the huge page pool to t-cache.sh, which may run
+# alongside.  The cache holds half the data: only prefetching in the right
+# order makes hits.
+mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total / 2 >> 20))M,hugepages=off,$PLAN,world=2,ranks=0-$((LOCAL - 1))"
+args=()
+for ((r = 0; r < LOCAL; r++)); do args+=("$MNT:$r"); done
+run_loaders a 5 6 2 "${args[@]}"
+outs=()
+for ((r = 0; r < LOCAL; r++)); do outs+=("$r.out"); done
+check_plan_stats "$MNT" 6 "$(sum_read a "${outs[@]}")" ||
+	failed+=("(a): the ranks' orders were not followed")
+unmount_dsfs "$MNT"
+
+# (b) Node n of 2 (mount $WORK/node$n) has ranks 2n .. 2n+LOCAL-1 of world 4:
+# its loaders read its share of the data set, about LOCAL/4 of it.  The
+# volume must give each mount that share once and little more:
+# - at least every distinct byte its loaders read (exact: the mount's cache
+#   starts empty and the epoch reads each of those files; the page caches
+#   are dropped first, and backing_read_bytes counts the daemon's reads);
+# - at most that plus 10% of the data set: a daemon that follows its ranks
+#   fetches ahead of them at most its lead (cache_size/2 = 1/16 of the data
+#   set here), past the end of the epoch too.  One that prefetches the whole
+#   data set, or every rank's order, reads about all of it (twice the share
+#   of two ranks, four times that of one) and fails.
+say "(b) two nodes of world 4 on one source, $LOCAL rank(s) each, epoch 5"
+args=()
+for n in 0 1; do
+	mkdir "$WORK/node$n"
+	mount_dsfs "$SRC" "$WORK/node$n" -o "cache_size=$((total / 8 >> 20))M,hugepages=off,$PLAN,world=4,ranks=$((2 * n))-$((2 * n + LOCAL - 1))"
+	for ((r = 2 * n; r < 2 * n + LOCAL; r++)); do args+=("$WORK/node$n:$r"); done
+done
+run_loaders b 5 5 4 "${args[@]}"
+for n in 0 1; do
+	lists=()
+	for ((r = 2 * n; r < 2 * n + LOCAL; r++)); do lists+=("$WORK/b.$r.list"); done
+	"$DSFS_STATS" --json "$WORK/node$n" >"$WORK/node$n.json" || fail "dsfs-stats --json node$n"
+	if ! "$PY" - "$WORK/node$n.json" "$SRC/train" "$total" "${lists[@]}" <<'PYEOF'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+src, total = sys.argv[2], int(sys.argv[3])
+paths = set()
+for name in sys.argv[4:]:
+    paths.update(line.rstrip("\n") for line in open(name))
+share = sum(os.stat(os.path.join(src, p)).st_size for p in paths)
+got, most = d["backing_read_bytes"], share + total // 10
+print("%s: backing reads %d bytes (%.1f%% of the data set); its ranks' share %d "
+      "(%.1f%%), at most %d; hits %.1f%%"
+      % (d["mountpoint"], got, 100 * got / total, share, 100 * share / total,
+         most, 100 * d["hit_bytes"] / max(d["read_bytes"], 1)))
+if not share <= got <= most:
+    sys.exit("FAIL: backing_read_bytes %d outside [%d, %d]" % (got, share, most))
+PYEOF
+	then
+		failed+=("(b): node$n read from the volume more or less than its share")
+	fi
+done
+unmount_dsfs "$WORK/node1"
+unmount_dsfs "$WORK/node0"
+((${#failed[@]} == 0)) || fail "${failed[*]}"
