@@ -5,8 +5,9 @@
  *
  * One struct dsfs_fs per mount, created by main() before the session starts
  * and reached from every request through fuse_req_userdata().  After the
- * session starts, `opts`, `root_fd` and the object pointers are read-only;
- * the objects they point to do their own locking.
+ * session starts, `opts`, `root_fd` and the object pointers are read-only,
+ * except the plan's, which the control channel (ctl.c) replaces under
+ * plan_lock; the objects they point to do their own locking.
  */
 #ifndef DSFS_FS_H
 #define DSFS_FS_H
@@ -14,6 +15,7 @@
 #define FUSE_USE_VERSION 314
 
 #include <fuse_lowlevel.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "alloc.h"
@@ -61,8 +63,19 @@ struct dsfs_fs {
 	struct dsfs_arena arena;
 	struct dsfs_cache *cache;
 	struct dsfs_io *io;
-	struct dsfs_layout *layout;	/* the plan's samples; NULL: no plan */
-	struct dsfs_sched *sched;	/* follows the plan; NULL: no plan */
+	/*
+	 * The plan in force and the scheduler following it.  ctl.c replaces
+	 * them holding plan_lock for writing; FUSE workers use them between
+	 * dsfs_sched_hold() and dsfs_sched_unhold() (plan_lock for reading).
+	 */
+	pthread_rwlock_t plan_lock;
+	const struct dsfs_plan_cfg *plan;	/* protected by plan_lock */
+	struct dsfs_sched *sched;	/* protected by plan_lock; NULL: no plan */
+	/* the plan's samples, listed once per mount (at mount, or by the
+	 * first plan a mount without one is given); NULL: none yet.
+	 * Written under plan_lock, read by ctl.c and main.c only. */
+	struct dsfs_layout *layout;
+	struct dsfs_ctl *ctl;		/* the control channel's state */
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
 	struct dsfs_counters counters;
 };
@@ -73,6 +86,12 @@ enum dsfs_opts_result dsfs_opts_parse(int argc, char **argv,
 				      struct dsfs_opts *opts,
 				      struct fuse_args *fuse_args);
 void dsfs_opts_free(struct dsfs_opts *opts);
+/* opts.c: a plan-change command (mount-option syntax, "seed=7,epoch=3")
+ * through the same option table: *plan gets the plan options it gives
+ * (others NULL or 0; the caller frees them).  Any other option is refused:
+ * 0, or -EINVAL with a one-line message naming it in why. */
+int dsfs_opts_parse_plan_cmd(const char *cmd, struct dsfs_plan_opts *plan,
+			     char *why, size_t whylen);
 
 /* ops.c, dirops.c: the lowlevel operation tables' members. */
 extern const struct fuse_lowlevel_ops dsfs_ops;
@@ -99,6 +118,35 @@ void dsfs_fresh_stop(struct dsfs_fresh *f);
 /* stats.c: answer getxattr of the stats attribute; false if not ours. */
 bool dsfs_stats_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		      size_t size);
+/* stats.c: the plan.* lines of the stats (size 0: just measure); returns
+ * the length.  Takes plan_lock for reading. */
+size_t dsfs_stats_plan_doc(struct dsfs_fs *fs, char *buf, size_t size);
+/* stats.c: reply to a getxattr of `size` bytes (0: the size wanted) with
+ * the document build() writes into a buffer of that size. */
+void dsfs_reply_doc(fuse_req_t req, size_t size,
+		    size_t (*build)(struct dsfs_fs *fs, char *buf, size_t size));
+
+/* ctl.c: the plan control channel, getxattr of DSFS_PLAN_XATTR on the mount
+ * root (see ctl.c and dsfs(8), PLAN CONTROL). */
+#define DSFS_PLAN_XATTR "user.dsfs.plan"
+struct dsfs_ctl;
+/* Before the session starts; sets fs->plan to the mount's.  0 or -errno. */
+int dsfs_ctl_init(struct dsfs_fs *fs);
+/* After the scheduler has stopped (it uses the plan). */
+void dsfs_ctl_free(struct dsfs_fs *fs);
+/* Answer a getxattr of the channel's names; false if name is not one. */
+bool dsfs_ctl_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		    size_t size);
+/* The scheduler in force (NULL: no plan), and fs->plan, stay valid until
+ * dsfs_sched_unhold(), which every hold needs, NULL or not.  Holds
+ * plan_lock for reading: keep it short, never hold twice in one thread. */
+struct dsfs_sched *dsfs_sched_hold(struct dsfs_fs *fs);
+void dsfs_sched_unhold(struct dsfs_fs *fs);
+/* Start a scheduler following plan over layout with the mount's cache and
+ * engine, fetching ahead up to half the cache.  0 or -errno. */
+int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
+			 const struct dsfs_layout *layout,
+			 struct dsfs_sched **out);
 
 /* ops.c: shared by dirops.c. */
 static inline struct dsfs_fs *dsfs_req_fs(fuse_req_t req)

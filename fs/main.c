@@ -134,7 +134,7 @@ static int fs_init(struct dsfs_fs *fs)
 	fs->direct_io = true;
 	fs->inodes = dsfs_inodes_new(&st);
 	fs->fdpool = dsfs_fdpool_new(fs->opts.max_open);
-	if (!fs->inodes || !fs->fdpool) {
+	if (!fs->inodes || !fs->fdpool || dsfs_ctl_init(fs)) {
 		fprintf(stderr, "dsfs: out of memory\n");
 		return -1;
 	}
@@ -167,6 +167,7 @@ static int io_init(struct dsfs_fs *fs)
 static void fs_destroy(struct dsfs_fs *fs)
 {
 	dsfs_sched_stop(fs->sched); /* waits for its reads in flight */
+	dsfs_ctl_free(fs); /* the plan it followed, if changed */
 	if (fs->io)
 		dsfs_io_free(fs->io); /* completes every fill in flight */
 	if (fs->cache)
@@ -182,27 +183,17 @@ static void fs_destroy(struct dsfs_fs *fs)
 }
 
 /* The plan's scheduler: after the I/O engine, whose reads it submits.  It
- * may fetch ahead as far as the cache holds: the cache refuses a fetch
- * once everything it keeps is read sooner (next-use eviction). */
+ * may fetch ahead up to lead_max, and the cache refuses a fetch once
+ * everything it keeps is read sooner (next-use eviction).  Before the
+ * session loop: no worker uses fs->sched yet. */
 static int sched_init(struct dsfs_fs *fs)
 {
-	struct dsfs_sched_cfg cfg = { 0 };
 	const struct dsfs_plan_cfg *p = &fs->opts.plan;
 	int err;
 
 	if (!fs->layout)
 		return 0;
-	cfg.root_fd = fs->root_fd;
-	cfg.plan = p;
-	cfg.layout = fs->layout;
-	cfg.cache = fs->cache;
-	cfg.io = fs->io;
-	cfg.fdpool = fs->fdpool;
-	cfg.direct_io = &fs->direct_io;
-	cfg.lead_bytes = fs->opts.lead_max < fs->arena.size ?
-			 fs->opts.lead_max : fs->arena.size;
-	cfg.depth = fs->opts.io_depth;
-	err = dsfs_sched_start(&cfg, &fs->sched);
+	err = dsfs_ctl_sched_start(fs, p, fs->layout, &fs->sched);
 	if (err) {
 		dsfs_err("plan: cannot start following %s: %s",
 			 dsfs_sampler_name(p->sampler.kind), strerror(-err));

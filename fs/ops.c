@@ -99,13 +99,16 @@ static void note_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
 void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in)
 {
 	char path[PATH_MAX];
+	struct dsfs_sched *sched = dsfs_sched_hold(fs);
 	uint64_t when;
 
-	if (!fs->sched || dsfs_inodes_path(in, path, sizeof(path)))
-		return;
-	when = dsfs_sched_access(fs->sched, path);
-	/* Relaxed: a hint for the cache, read by this file's next reads. */
-	__atomic_store_n(&in->plan_when, when, __ATOMIC_RELAXED);
+	if (sched && !dsfs_inodes_path(in, path, sizeof(path))) {
+		when = dsfs_sched_access(sched, path);
+		/* Relaxed: a hint for the cache, read by this file's next
+		 * reads. */
+		__atomic_store_n(&in->plan_when, when, __ATOMIC_RELAXED);
+	}
+	dsfs_sched_unhold(fs);
 }
 
 void dsfs_fill_entry(struct dsfs_fs *fs, struct fuse_entry_param *e,
@@ -166,8 +169,13 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	dsfs_fill_entry(fs, &e, in, &st);
 	fuse_reply_entry(req, &e);
-	if (fs->sched && S_ISREG(st.st_mode))
-		dsfs_sched_access(fs->sched, path);
+	if (S_ISREG(st.st_mode)) {
+		struct dsfs_sched *sched = dsfs_sched_hold(fs);
+
+		if (sched)
+			dsfs_sched_access(sched, path);
+		dsfs_sched_unhold(fs);
+	}
 	return;
 out:
 	fuse_reply_err(req, -err);
@@ -322,7 +330,8 @@ static void reply_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 static void dsfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			     size_t size)
 {
-	if (dsfs_stats_xattr(req, ino, name, size))
+	if (dsfs_stats_xattr(req, ino, name, size) ||
+	    dsfs_ctl_xattr(req, ino, name, size))
 		return;
 	reply_xattr(req, ino, name, size);
 }

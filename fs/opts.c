@@ -4,7 +4,10 @@
  * beside it, and strict validation of every value.  Options dsfs does not
  * know are handed to libfuse, which accepts the generic mount options
  * (those mount.fuse3 adds: rw, dev, suid, ...; allow_other, ...) and refuses
- * anything else with a message naming it.  Runs once, in the main thread.
+ * anything else with a message naming it.  dsfs_opts_parse() runs once, in
+ * the main thread; dsfs_opts_parse_plan_cmd() reads plan-change commands
+ * with the same table, in the FUSE worker that got the command, on its own
+ * variables.
  */
 #include "config.h"
 
@@ -124,6 +127,8 @@ static void usage(const char *prog)
 	       "    --print-plan           print the read order of one epoch (epoch=N,\n"
 	       "                           rank=R) for SOURCE and exit: dsfs\n"
 	       "                           --print-plan SOURCE -o OPTIONS\n"
+	       "    Change the plan of a mounted dsfs with dsfs-stats --set, e.g.\n"
+	       "    dsfs-stats --set seed=7,epoch=3 MOUNTPOINT (dsfs(8), PLAN CONTROL)\n"
 	       "\n"
 	       "Generic mount options (allow_other, ...):\n",
 	       prog, prog, DEFAULT_MAX_THREADS, DEFAULT_IO_DEPTH);
@@ -377,6 +382,105 @@ enum dsfs_opts_result dsfs_opts_parse(int argc, char **argv,
 	if (validate(opts))
 		return DSFS_OPTS_ERROR;
 	return DSFS_OPTS_OK;
+}
+
+/* What a plan-change command may give (see ctl.c for layout, dataset and
+ * list, which only a mount without a plan yet accepts). */
+#define CMD_OPTS "sampler, seed, epoch, world, rank, ranks, drop_last and persistent_workers"
+
+/* A command being parsed: fuse_opt stores values at the table's offsets
+ * from the start of the data pointer, hence `o` first. */
+struct cmd_parse {
+	struct dsfs_opts o;
+	char *why;
+	size_t whylen;
+};
+
+/* The table's NAME=%s entry for a bare NAME given without a value. */
+static const char *valued_option(const char *name)
+{
+	const struct fuse_opt *t;
+	size_t n = strlen(name);
+
+	for (t = dsfs_opt_table; t->templ; t++)
+		if (!strncmp(t->templ, name, n) && !strcmp(t->templ + n, "=%s"))
+			return t->templ;
+	return NULL;
+}
+
+/* Options the table does not store: unknown ones, and -f, debug, ... */
+static int cmd_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct cmd_parse *c = data;
+
+	(void)outargs;
+	if (key != FUSE_OPT_KEY_OPT)
+		snprintf(c->why, c->whylen, "%s: cannot change without remounting; a command gives only %s",
+			 arg, CMD_OPTS);
+	else if (!*arg)
+		snprintf(c->why, c->whylen, "empty option in the command; give NAME=VALUE[,NAME=VALUE...]");
+	else if (valued_option(arg))
+		snprintf(c->why, c->whylen, "%s needs a value: %s=...", arg, arg);
+	else
+		snprintf(c->why, c->whylen, "%s: unknown option; a command gives only %s",
+			 arg, CMD_OPTS);
+	return -1;
+}
+
+/* The first option the table stored outside the plan, as "name=value". */
+static bool stored_non_plan(const struct dsfs_opts *o, char *buf, size_t size)
+{
+	const size_t lo = offsetof(struct dsfs_opts, plan_opts),
+		     hi = lo + sizeof(o->plan_opts);
+	const struct fuse_opt *t;
+
+	for (t = dsfs_opt_table; t->templ; t++) {
+		const char *field = (const char *)o + t->offset;
+		const char *eq = strchr(t->templ, '=');
+
+		if (t->offset == -1U || (t->offset >= lo && t->offset < hi))
+			continue;
+		if (eq && *(char *const *)field) {
+			snprintf(buf, size, "%.*s%s", (int)(eq - t->templ + 1),
+				 t->templ, *(char *const *)field);
+			return true;
+		}
+		if (!eq && *(const int *)field) {
+			snprintf(buf, size, "%s", t->templ);
+			return true;
+		}
+	}
+	return false;
+}
+
+int dsfs_opts_parse_plan_cmd(const char *cmd, struct dsfs_plan_opts *plan,
+			     char *why, size_t whylen)
+{
+	char prog[] = "dsfs", dash_o[] = "-o";
+	char *argv[] = { prog, dash_o, (char *)cmd, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	struct cmd_parse c = { .why = why, .whylen = whylen };
+	char opt[256];
+	int err = 0;
+
+	memset(plan, 0, sizeof(*plan));
+	why[0] = '\0';
+	if (fuse_opt_parse(&args, &c, dsfs_opt_table, cmd_proc) == -1) {
+		err = why[0] ? -EINVAL : -ENOMEM; /* cmd_proc says why */
+		if (err == -ENOMEM)
+			snprintf(why, whylen, "cannot parse the command: out of memory");
+	} else if (stored_non_plan(&c.o, opt, sizeof(opt))) {
+		snprintf(why, whylen, "%s: cannot change without remounting; a command gives only %s",
+			 opt, CMD_OPTS);
+		err = -EINVAL;
+	} else {
+		*plan = c.o.plan_opts;
+		memset(&c.o.plan_opts, 0, sizeof(c.o.plan_opts));
+	}
+	fuse_opt_free_args(&args);
+	dsfs_opts_free(&c.o);
+	return err;
 }
 
 void dsfs_opts_free(struct dsfs_opts *o)

@@ -3,7 +3,8 @@
  * The stats snapshot (format in stats.h) and its delivery as a hidden,
  * read-only extended attribute of the mount root.  One function builds the
  * document for every consumer; dsfs-stats renders it.  Any FUSE worker may
- * call it; it only reads relaxed counters and the modules' own stats calls.
+ * call it; it only reads relaxed counters and the modules' own stats calls,
+ * and the plan and its scheduler under plan_lock (dsfs_sched_hold).
  */
 #include "config.h"
 
@@ -116,14 +117,15 @@ static void put_sched(struct doc *d, const struct dsfs_sched_stats *st)
 }
 
 /*
- * The plan as configured.  A seed that fits a JSON number exactly (|seed| <
- * 2^53) is a number, any other a string, so no reader loses digits.
+ * The plan in force (fs->plan, held), then where the loader is in it.  A
+ * seed that fits a JSON number exactly (|seed| < 2^53) is a number, any
+ * other a string, so no reader loses digits.  sched: NULL without a plan.
  */
-static void put_plan(struct doc *d, struct dsfs_fs *fs,
+static void put_plan(struct doc *d, const struct dsfs_plan_cfg *p,
 		     const struct dsfs_sched_stats *sched)
 {
-	const struct dsfs_plan_cfg *p = &fs->opts.plan;
 	const struct dsfs_seed *seed = &p->sampler.seed;
+	char *opts = dsfs_plan_cfg_string(p);
 
 	put_str(d, "plan.sampler", dsfs_sampler_name(p->sampler.kind));
 	if (p->sampler.kind != DSFS_SAMPLER_NONE &&
@@ -133,10 +135,33 @@ static void put_plan(struct doc *d, struct dsfs_fs *fs,
 		else
 			put_str(d, "plan.seed", seed->text);
 	}
-	if (fs->sched)
+	if (opts)
+		put_str(d, "plan.options", opts);
+	free(opts);
+	if (sched)
 		put_sched(d, sched);
 	else
 		put_str(d, "plan.detected", "none");
+}
+
+/* The plan's lines, with plan_lock held for reading around them. */
+static void put_plan_held(struct doc *d, struct dsfs_fs *fs)
+{
+	struct dsfs_sched_stats ss;
+	struct dsfs_sched *s = dsfs_sched_hold(fs);
+
+	if (s)
+		dsfs_sched_get_stats(s, &ss);
+	put_plan(d, fs->plan, s ? &ss : NULL);
+	dsfs_sched_unhold(fs);
+}
+
+size_t dsfs_stats_plan_doc(struct dsfs_fs *fs, char *buf, size_t size)
+{
+	struct doc d = { buf, size, 0 };
+
+	put_plan_held(&d, fs);
+	return d.len;
 }
 
 /* The arena's node list ("0", "0-2,4") as a JSON array of numbers. */
@@ -170,18 +195,24 @@ static size_t stats_doc(struct dsfs_fs *fs, char *buf, size_t size)
 	struct dsfs_cache_stats cs;
 	struct dsfs_io_stats is;
 	struct dsfs_sched_stats ss = { 0 };
+	struct dsfs_sched *s;
+	uint64_t prefetched;
 
 	dsfs_cache_get_stats(fs->cache, &cs);
 	dsfs_io_get_stats(fs->io, &is);
-	if (fs->sched)
-		dsfs_sched_get_stats(fs->sched, &ss);
+	/* fetched ahead of readers: by the heuristics and by the plan (a
+	 * plan change moves its scheduler's count to the counter, held) */
+	s = dsfs_sched_hold(fs);
+	if (s)
+		dsfs_sched_get_stats(s, &ss);
+	prefetched = dsfs_counter_get(&fs->counters.prefetch_bytes) +
+		     ss.prefetch_bytes;
+	dsfs_sched_unhold(fs);
 	put_str(&d, "version", PACKAGE_VERSION);
 	put_str(&d, "source", fs->opts.source);
 	put_str(&d, "mountpoint", fs->opts.mountpoint);
 	put_counters(&d, &fs->counters);
-	/* fetched ahead of readers: by the heuristics and by the plan */
-	put_u64(&d, "prefetch_bytes",
-		dsfs_counter_get(&fs->counters.prefetch_bytes) + ss.prefetch_bytes);
+	put_u64(&d, "prefetch_bytes", prefetched);
 	put_u64(&d, "backing_read_bytes", is.bytes);
 	put_u64(&d, "evictions", cs.evictions);
 	put_u64(&d, "cache.capacity_bytes", cs.capacity_bytes);
@@ -200,7 +231,7 @@ static size_t stats_doc(struct dsfs_fs *fs, char *buf, size_t size)
 	put_u64(&d, "io.inflight", is.inflight);
 	put_u64(&d, "io.reads", is.reads);
 	put_u64(&d, "io.errors", is.errors);
-	put_plan(&d, fs, &ss);
+	put_plan_held(&d, fs);
 	return d.len;
 }
 
@@ -213,34 +244,39 @@ static bool stats_allowed(struct dsfs_fs *fs, fuse_req_t req)
 	return fs->opts.stats_public || ctx->uid == 0 || ctx->uid == fs->owner;
 }
 
-bool dsfs_stats_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
-		      size_t size)
+void dsfs_reply_doc(fuse_req_t req, size_t size,
+		    size_t (*build)(struct dsfs_fs *fs, char *buf, size_t size))
 {
 	struct dsfs_fs *fs = dsfs_req_fs(req);
 	char *buf;
 	size_t len;
 
-	if (ino != FUSE_ROOT_ID || strcmp(name, DSFS_STATS_XATTR))
-		return false;
-	if (!stats_allowed(fs, req)) {
-		fuse_reply_err(req, EACCES);
-		return true;
-	}
-	len = stats_doc(fs, NULL, 0);
 	if (!size) {
+		len = build(fs, NULL, 0);
 		fuse_reply_xattr(req, len + 256); /* room for counters to grow */
-		return true;
+		return;
 	}
 	buf = malloc(size);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
-		return true;
+		return;
 	}
-	len = stats_doc(fs, buf, size);
+	len = build(fs, buf, size);
 	if (len > size)
 		fuse_reply_err(req, ERANGE);
 	else
 		fuse_reply_buf(req, buf, len);
 	free(buf);
+}
+
+bool dsfs_stats_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		      size_t size)
+{
+	if (ino != FUSE_ROOT_ID || strcmp(name, DSFS_STATS_XATTR))
+		return false;
+	if (!stats_allowed(dsfs_req_fs(req), req))
+		fuse_reply_err(req, EACCES);
+	else
+		dsfs_reply_doc(req, size, stats_doc);
 	return true;
 }

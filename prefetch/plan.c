@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Plan configuration and --print-plan (see plan.h).  Runs once, in the
- * main thread; no state of its own.
+ * Plan configuration and --print-plan (see plan.h).  No state of its own:
+ * the main thread parses the mount options, a FUSE worker the plan-change
+ * commands (fs/ctl.c), each on values it owns.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,17 +191,118 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 	return err;
 }
 
+/* The string members of struct dsfs_plan_opts. */
+static const size_t opt_strings[] = {
+	offsetof(struct dsfs_plan_opts, sampler),
+	offsetof(struct dsfs_plan_opts, seed),
+	offsetof(struct dsfs_plan_opts, epoch),
+	offsetof(struct dsfs_plan_opts, layout),
+	offsetof(struct dsfs_plan_opts, dataset),
+	offsetof(struct dsfs_plan_opts, list),
+	offsetof(struct dsfs_plan_opts, world),
+	offsetof(struct dsfs_plan_opts, rank),
+	offsetof(struct dsfs_plan_opts, ranks),
+};
+#define N_OPT_STRINGS (sizeof(opt_strings) / sizeof(opt_strings[0]))
+
+static char **opt_string(struct dsfs_plan_opts *o, size_t i)
+{
+	return (char **)((char *)o + opt_strings[i]);
+}
+
+static const char *opt_value(const struct dsfs_plan_opts *o, size_t i)
+{
+	return *(char *const *)((const char *)o + opt_strings[i]);
+}
+
 void dsfs_plan_opts_free(struct dsfs_plan_opts *o)
 {
-	free(o->sampler);
-	free(o->seed);
-	free(o->epoch);
-	free(o->layout);
-	free(o->dataset);
-	free(o->list);
-	free(o->world);
-	free(o->rank);
-	free(o->ranks);
+	size_t i;
+
+	for (i = 0; i < N_OPT_STRINGS; i++)
+		free(*opt_string(o, i));
+}
+
+int dsfs_plan_opts_merge(struct dsfs_plan_opts *dst,
+			 const struct dsfs_plan_opts *base,
+			 const struct dsfs_plan_opts *over)
+{
+	size_t i;
+
+	memset(dst, 0, sizeof(*dst));
+	for (i = 0; i < N_OPT_STRINGS; i++) {
+		const char *v = opt_value(over, i) ? opt_value(over, i) :
+			        opt_value(base, i);
+
+		if (v && !(*opt_string(dst, i) = strdup(v))) {
+			dsfs_plan_opts_free(dst);
+			memset(dst, 0, sizeof(*dst));
+			return -ENOMEM;
+		}
+	}
+	dst->drop_last = over->drop_last || base->drop_last;
+	dst->persistent_workers = over->persistent_workers ||
+				  base->persistent_workers;
+	return 0;
+}
+
+/* ",key=path" with ',' and '\\' escaped as fuse_opt unescapes them. */
+static void put_path(FILE *f, const char *key, const char *path)
+{
+	fprintf(f, ",%s=", key);
+	for (; *path; path++) {
+		if (*path == ',' || *path == '\\')
+			fputc('\\', f);
+		fputc(*path, f);
+	}
+}
+
+static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
+{
+	const struct dsfs_sampler_cfg *s = &c->sampler;
+
+	fprintf(f, "sampler=%s", dsfs_sampler_name(s->kind));
+	if (s->kind == DSFS_SAMPLER_NONE)
+		return;
+	if (needs_seed(s->kind))
+		fprintf(f, ",seed=%s", s->seed.text);
+	if (c->epoch_auto)
+		fprintf(f, ",epoch=auto");
+	else
+		fprintf(f, ",epoch=%llu", (unsigned long long)c->epoch);
+	fprintf(f, ",layout=%s", dsfs_layout_kind_name(c->layout));
+	put_path(f, "dataset", c->dataset);
+	if (c->list)
+		put_path(f, "list", c->list);
+	if (s->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED) {
+		fprintf(f, ",world=%u", s->world);
+		if (c->rank_first == c->rank_last)
+			fprintf(f, ",rank=%u", c->rank_first);
+		else
+			fprintf(f, ",ranks=%u-%u", c->rank_first, c->rank_last);
+		if (s->drop_last)
+			fprintf(f, ",drop_last");
+	}
+	if (s->persistent_workers)
+		fprintf(f, ",persistent_workers");
+}
+
+char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *c)
+{
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	bool failed;
+
+	if (!f)
+		return NULL;
+	format_cfg(c, f);
+	failed = ferror(f) != 0;
+	if (fclose(f) || failed) { /* out of memory */
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,

@@ -4,10 +4,11 @@
  * over which sample -> file mapping (layout of the dataset directory).
  *
  * dsfs_plan_cfg_parse() turns the plan's option strings (the same syntax as
- * mount options; also the syntax of plan-change commands later) into a
+ * mount options, and of the plan-change commands of fs/ctl.c) into a
  * checked configuration, refusing contradictions with a message that names
  * the option.  dsfs_plan_print() writes one epoch's predicted read order,
- * one path per line, for `dsfs --print-plan`.  Both run in one thread.
+ * one path per line, for `dsfs --print-plan`.  No state of their own: any
+ * thread may call them on values it owns.
  */
 #ifndef DSFS_PLAN_H
 #define DSFS_PLAN_H
@@ -43,6 +44,25 @@ struct dsfs_plan_cfg {
 int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 			struct dsfs_plan_cfg *cfg, char *why, size_t whylen);
 void dsfs_plan_opts_free(struct dsfs_plan_opts *o);
+
+/*
+ * dst = base with every option that `over` gives (a string that is not NULL,
+ * a flag that is set) replacing base's; strings are duplicated, dst is
+ * overwritten (not freed first).  0, or -ENOMEM with dst empty.
+ */
+int dsfs_plan_opts_merge(struct dsfs_plan_opts *dst,
+			 const struct dsfs_plan_opts *base,
+			 const struct dsfs_plan_opts *over);
+
+/*
+ * The plan as mount options, every value spelled out and in one order
+ * ("sampler=python-shuffle,seed=5,epoch=auto,layout=sorted,dataset=train";
+ * just "sampler=none" without a plan), a comma or backslash in a path
+ * escaped with a backslash as fuse_opt reads it: two configurations give
+ * the same string exactly when they are the same plan.  A malloc'd string
+ * the caller frees, or NULL (out of memory).  O(length).
+ */
+char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *cfg);
 
 /*
  * Print the read order of epoch `epoch` for rank `rank` (ignored unless

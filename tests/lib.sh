@@ -311,6 +311,23 @@ find_daemon() {
 	fail "no dsfs process serving $mnt"
 }
 
+# read_in_order ROOT LIST: open and read to the end, one after the other,
+# the files LIST names (paths relative to ROOT, one a line), the way a
+# single-worker loader does, with the page caches dropped first (standing
+# for a dataset larger than memory).  Needs /usr/bin/python3.
+read_in_order() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	/usr/bin/python3 - "$1" "$2" <<'PYEOF'
+import sys
+root, order = sys.argv[1], sys.argv[2]
+for p in open(order):
+    with open(root + "/" + p.rstrip("\n"), "rb") as f:
+        while f.read(1 << 20):
+            pass
+PYEOF
+}
+
 # reexec_in_mount_ns [ARGS...]: run this test again, as root, in a private
 # mount namespace, so the bind mounts it makes over system paths (and any
 # mount it leaks) are seen by nothing else.  Returns in the re-executed copy.

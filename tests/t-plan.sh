@@ -5,8 +5,7 @@ set -euo pipefail
 require_root
 require_cmd getfattr
 
-PY=/usr/bin/python3
-[[ -x $PY ]] || skip "Debian's /usr/bin/python3 is needed"
+[[ -x /usr/bin/python3 ]] || skip "Debian's /usr/bin/python3 is needed"
 make_volume 1024
 SRC="$VOL/src"
 MNT="$WORK/mnt"
@@ -18,21 +17,11 @@ stat_of() {
 	getfattr --absolute-names -n user.dsfs.stats --only-values "$MNT" | awk -v k="$1" '$1 == k { print $2 }'
 }
 
-# read_epoch E: read every file of epoch E in the planned order, the way a
-# single-worker loader does, with the page caches dropped first (standing
-# for a dataset larger than memory).
+# read_epoch E: read every file of epoch E in the planned order, as a
+# loader does (read_in_order).
 read_epoch() {
 	"$DSFS" --print-plan "$SRC" -o "$PLAN,epoch=$1" >"$WORK/order$1"
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
-	"$PY" - "$MNT/train" "$WORK/order$1" <<'PYEOF'
-import sys
-root, order = sys.argv[1], sys.argv[2]
-for p in open(order):
-    with open(root + "/" + p.rstrip("\n"), "rb") as f:
-        while f.read(1 << 20):
-            pass
-PYEOF
+	read_in_order "$MNT/train" "$WORK/order$1"
 }
 
 say "right seed: epochs 0 and 1 through a 32 MiB cache over ~80 MB of data"

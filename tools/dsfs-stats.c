@@ -3,12 +3,16 @@
  * dsfs-stats: show a dsfs mount's counters.  The daemon publishes one flat
  * snapshot ("key value" lines, dotted keys, JSON-token values) as the
  * extended attribute user.dsfs.stats of the mount root; this tool renders it
- * as a table (default) or as a JSON document (--json).  Single-threaded.
+ * as a table (default) or as a JSON document (--json).  --set COMMAND
+ * changes the mount's plan through its control channel (getxattr of
+ * user.dsfs.plan=COMMAND, see dsfs(8)), and shows the plan's lines of the
+ * reply the same way.  Single-threaded.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +20,7 @@
 #include <sys/xattr.h>
 
 #define STATS_XATTR "user.dsfs.stats"
+#define PLAN_XATTR "user.dsfs.plan"	/* "=COMMAND"; ".error" */
 #define MAX_FIELDS 256
 
 struct field {
@@ -29,17 +34,17 @@ struct snap {
 	unsigned n;
 };
 
-static int fetch(const char *mnt, struct snap *s)
+/* One snapshot-shaped attribute of mnt, in one call: asking for the size
+ * first would send a plan command twice. */
+static int fetch(const char *mnt, const char *name, struct snap *s)
 {
-	ssize_t len = getxattr(mnt, STATS_XATTR, NULL, 0);
+	ssize_t len;
 	char *line, *save = NULL;
 
-	if (len < 0)
-		return -errno;
-	s->text = malloc((size_t)len + 1);
+	s->text = malloc(XATTR_SIZE_MAX + 1);
 	if (!s->text)
 		return -ENOMEM;
-	len = getxattr(mnt, STATS_XATTR, s->text, (size_t)len);
+	len = getxattr(mnt, name, s->text, XATTR_SIZE_MAX);
 	if (len < 0)
 		return -errno;
 	s->text[len] = '\0';
@@ -197,7 +202,7 @@ static void print_ranks(const struct snap *s)
 
 static void print_plan(const struct snap *s)
 {
-	char a[256], b[1300], c[64];
+	char a[256], b[1300], c[64], o[16384];
 
 	printf("  %-22s %s", "plan", str(s, "plan.sampler", a, sizeof(a)));
 	if (!get(s, "plan.epoch")) {
@@ -207,6 +212,9 @@ static void print_plan(const struct snap *s)
 	if (get(s, "plan.seed"))
 		printf(", seed %s", str(s, "plan.seed", b, sizeof(b)));
 	printf(": %s\n", str(s, "plan.detected", c, sizeof(c)));
+	if (get(s, "plan.options"))
+		printf("  %-22s %s\n", "plan options",
+		       str(s, "plan.options", o, sizeof(o)));
 	printf("  %-22s epoch %.0f, %.0f of %.0f\n", "position",
 	       num(s, "plan.epoch"), num(s, "plan.position"),
 	       num(s, "plan.length"));
@@ -247,23 +255,74 @@ static void print_table(const struct snap *s, const char *mnt)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: dsfs-stats [--json] MOUNTPOINT\n");
+	fprintf(out, "usage: dsfs-stats [--json] MOUNTPOINT\n"
+		     "       dsfs-stats --set COMMAND [--json] MOUNTPOINT\n"
+		     "COMMAND changes the plan, e.g. seed=7,epoch=3 (see dsfs(8))\n");
+}
+
+/* Why a command was refused: the daemon's message for EINVAL. */
+static void set_failed(const char *mnt, const char *cmd, int err)
+{
+	char msg[1024];
+	ssize_t n = -1;
+
+	if (err == -EINVAL)
+		n = getxattr(mnt, PLAN_XATTR ".error", msg, sizeof(msg) - 1);
+	if (n > 0) {
+		msg[n] = '\0';
+	} else {
+		snprintf(msg, sizeof(msg), "%s",
+			 err == -EPERM ? "only root and the user who mounted may change the plan" :
+			 err == -ENODATA || err == -ENOTSUP ? "not a dsfs mount, or its dsfs has no plan control channel" :
+			 why(err));
+	}
+	fprintf(stderr, "dsfs-stats: %s: --set %s: %s\n", mnt, cmd, msg);
+}
+
+/* dsfs-stats --set COMMAND: 0, or 1 with a message. */
+static int set_plan(const char *mnt, const char *cmd, bool json)
+{
+	struct snap s = { 0 };
+	char name[XATTR_NAME_MAX + 1];
+	int err;
+
+	if ((size_t)snprintf(name, sizeof(name), "%s=%s", PLAN_XATTR, cmd) >=
+	    sizeof(name)) {
+		fprintf(stderr, "dsfs-stats: --set %s: too long; a command has at most %zu bytes\n",
+			cmd, sizeof(name) - sizeof(PLAN_XATTR) - 1);
+		return 1;
+	}
+	err = fetch(mnt, name, &s);
+	if (err) {
+		set_failed(mnt, cmd, err);
+	} else if (json) {
+		print_json(&s);
+	} else {
+		printf("%s  (plan after %s)\n", mnt, cmd);
+		print_plan(&s);
+	}
+	free(s.text);
+	return err ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "set", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct snap s = { 0 };
+	const char *cmd = NULL;
 	bool json = false;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "js:h", longopts, NULL)) != -1) {
 		if (c == 'j') {
 			json = true;
+		} else if (c == 's') {
+			cmd = optarg;
 		} else {
 			usage(c == 'h' ? stdout : stderr);
 			return c == 'h' ? 0 : 2;
@@ -273,9 +332,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	err = fetch(argv[optind], &s);
+	if (cmd)
+		return set_plan(argv[optind], cmd, json);
+	err = fetch(argv[optind], STATS_XATTR, &s);
 	if (err) {
 		fprintf(stderr, "dsfs-stats: %s: %s\n", argv[optind], why(err));
+		free(s.text);
 		return 1;
 	}
 	if (json)
