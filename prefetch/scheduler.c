@@ -443,6 +443,8 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
+	/* Nothing is planned until an access places the loader. */
+	dsfs_cache_set_now(s->cfg.cache, DSFS_CACHE_NEVER);
 	err = -pthread_create(&s->thread, NULL, sched_thread, s);
 	if (err) {
 		ranks_free(s);

@@ -311,6 +311,13 @@ find_daemon() {
 	fail "no dsfs process serving $mnt"
 }
 
+# stat_of KEY [MNT]: one field of the stats of the dsfs mount MNT (default
+# $MNT), as the daemon's snapshot gives it (needs getfattr).
+stat_of() {
+	getfattr --absolute-names -n user.dsfs.stats --only-values "${2:-$MNT}" |
+		awk -v k="$1" '$1 == k { print $2 }'
+}
+
 # read_in_order ROOT LIST: open and read to the end, one after the other,
 # the files LIST names (paths relative to ROOT, one a line), the way a
 # single-worker loader does, with the page caches dropped first (standing

@@ -20,11 +20,6 @@ for size in 3000000 20000000 41943041; do
 done
 CACHE_MB=24
 
-# stat_of KEY: one value from the live stats snapshot.
-stat_of() {
-	getfattr --absolute-names -n user.dsfs.stats --only-values "$MNT" | awk -v k="$1" '$1 == k { print $2 }'
-}
-
 # Sample used <= capacity and the daemon's memory until told to stop.
 sampler() {
 	local pid=$1 used cap rss huge limit=$(((CACHE_MB + 64) * 1024))

@@ -20,10 +20,6 @@ OTHER="dsfsctl$$"
 at_exit "userdel $OTHER 2>/dev/null"
 useradd --no-create-home --shell /usr/sbin/nologin "$OTHER" || fail "useradd $OTHER"
 
-stat_of() {
-	getfattr --absolute-names -n user.dsfs.stats --only-values "$MNT" | awk -v k="$1" '$1 == k { print $2 }'
-}
-
 # ctl CMD: send CMD as getfattr does (size first, then the value).
 ctl() {
 	getfattr --absolute-names --only-values -n "user.dsfs.plan=$1" "$MNT"

@@ -12,10 +12,6 @@ mkdir "$SRC" "$MNT"
 "$MKTREE" "$SRC/many" 3000 30 8000 11
 "$MKTREE" --file "$SRC/shared" 41943040 12
 
-stat_of() {
-	getfattr --absolute-names -n user.dsfs.stats --only-values "$MNT" | awk -v k="$1" '$1 == k { print $2 }'
-}
-
 DSFS_NOFILE=64 mount_dsfs "$SRC" "$MNT" -o cache_size=128M
 pid=${DSFS_PID[$MNT]}
 [[ $(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits") == 64 ]] || fail "limit not applied"

@@ -19,25 +19,12 @@ for ((e = 0; e <= EPOCHS; e++)); do
 	"$DSFS" --print-plan "$SRC" -o "${PLAN/epoch=0/epoch=$e}" >"$WORK/order$e"
 done
 
-stat_of() {
-	getfattr --absolute-names -n user.dsfs.stats --only-values "$MNT" | awk -v k="$1" '$1 == k { print $2 }'
-}
-
 # run_epochs: read EPOCHS epochs in the planned order, one file at a time
 # (as a single-worker loader does), page caches dropped before each.
 run_epochs() {
 	local e
 	for ((e = 0; e < EPOCHS; e++)); do
-		sync
-		echo 3 >/proc/sys/vm/drop_caches
-		"$PY" - "$MNT/train" "$WORK/order$e" <<'PYEOF'
-import sys
-root, order = sys.argv[1], sys.argv[2]
-for p in open(order):
-    with open(root + "/" + p.rstrip("\n"), "rb") as f:
-        while f.read(1 << 20):
-            pass
-PYEOF
+		read_in_order "$MNT/train" "$WORK/order$e"
 	done
 }
 

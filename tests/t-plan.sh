@@ -13,10 +13,6 @@ mkdir "$SRC" "$MNT"
 "$MKTREE" "$SRC/train" 800 8 100000 21
 PLAN="sampler=python-shuffle,seed=5,layout=sorted,dataset=train"
 
-stat_of() {
-	getfattr --absolute-names -n user.dsfs.stats --only-values "$MNT" | awk -v k="$1" '$1 == k { print $2 }'
-}
-
 # read_epoch E: read every file of epoch E in the planned order, as a
 # loader does (read_in_order).
 read_epoch() {

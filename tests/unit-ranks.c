@@ -15,24 +15,19 @@
 #include "sampler.h"
 #include "tracker.h"
 #include "unit-check.h"
+#include "unit-plan.h"
 
 #define N 1000
 
 static void cfg_dist(struct dsfs_sampler_cfg *c, int64_t seed, uint32_t world)
 {
-	memset(c, 0, sizeof(*c));
-	c->kind = DSFS_SAMPLER_TORCH_DISTRIBUTED;
-	dsfs_seed_from_i64(seed, &c->seed);
-	c->world = world;
+	unit_cfg(c, DSFS_SAMPLER_TORCH_DISTRIBUTED, seed, world);
 }
 
 static uint32_t *order_of(const struct dsfs_sampler_cfg *c, uint64_t epoch,
 			  uint32_t rank, uint64_t *count)
 {
-	uint32_t *o = NULL;
-
-	CHECK(dsfs_sampler_order(c, N, epoch, rank, &o, count) == 0);
-	return o;
+	return unit_order(c, N, epoch, rank, count);
 }
 
 /* Position of idx in o (count long), or count. */

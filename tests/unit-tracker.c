@@ -16,6 +16,7 @@
 #include "sampler.h"
 #include "tracker.h"
 #include "unit-check.h"
+#include "unit-plan.h"
 
 #define N 1000
 #define W 2
@@ -72,23 +73,11 @@ static void simulate(uint64_t count, uint64_t *rs, uint32_t *pos)
 	free(done);
 }
 
-static void cfg_init(struct dsfs_sampler_cfg *c, enum dsfs_sampler kind,
-		     int64_t seed, uint32_t world)
-{
-	memset(c, 0, sizeof(*c));
-	c->kind = kind;
-	dsfs_seed_from_i64(seed, &c->seed);
-	c->world = world;
-}
-
 /* One epoch's order, as the loader computes it. */
 static uint32_t *order_of(const struct dsfs_sampler_cfg *c, uint64_t epoch,
 			  uint32_t rank, uint64_t *count)
 {
-	uint32_t *o = NULL;
-
-	CHECK(dsfs_sampler_order(c, N, epoch, rank, &o, count) == 0);
-	return o;
+	return unit_order(c, N, epoch, rank, count);
 }
 
 /* dsfs_tracker_at over the current and the next epoch, and past them. */
@@ -184,7 +173,7 @@ static void run_follow(unsigned epochs, unsigned stray_pct)
 	struct follow f = { 0 };
 	uint64_t rs = 88172645463325252ULL, e;
 
-	cfg_init(&c, DSFS_SAMPLER_TORCH_RANDOM, 1234, 1);
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 1234, 1);
 	CHECK(dsfs_tracker_new(&c, N, 0, false, 0, WINDOW, &t) == 0);
 	check_at(t, &c, 0, 0);
 	for (e = 0; e < epochs; e++) {
@@ -219,8 +208,8 @@ static void test_wrong_seed(void)
 	uint64_t rs = 42, count, k, lost_at = 0, idx;
 	uint32_t pos[N], *o;
 
-	cfg_init(&c, DSFS_SAMPLER_TORCH_RANDOM, 1234, 1);
-	cfg_init(&wrong, DSFS_SAMPLER_TORCH_RANDOM, 999, 1);
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 1234, 1);
+	unit_cfg(&wrong, DSFS_SAMPLER_TORCH_RANDOM, 999, 1);
 	CHECK(dsfs_tracker_new(&c, N, 0, false, 0, WINDOW, &t) == 0);
 	o = order_of(&wrong, 0, 0, &count);
 	simulate(count, &rs, pos);
@@ -253,7 +242,7 @@ static void run_detect(enum dsfs_sampler kind, uint32_t world, uint32_t rank,
 	uint64_t rs = 7, count, k, e, bad = 0, detected_at = 0;
 	uint32_t pos[N], *o;
 
-	cfg_init(&c, kind, 31337, world);
+	unit_cfg(&c, kind, 31337, world);
 	CHECK(dsfs_tracker_new(&c, N, rank, true, 0, WINDOW, &t) == 0);
 	dsfs_tracker_state(t, &st);
 	CHECK(st.detected == DSFS_TRACKER_DETECTING);
@@ -295,8 +284,8 @@ static void test_detect_fails(void)
 	uint64_t count, k;
 	uint32_t *o;
 
-	cfg_init(&c, DSFS_SAMPLER_NUMPY_PERMUTATION, 5, 1);
-	cfg_init(&other, DSFS_SAMPLER_NUMPY_PERMUTATION, 5000, 1);
+	unit_cfg(&c, DSFS_SAMPLER_NUMPY_PERMUTATION, 5, 1);
+	unit_cfg(&other, DSFS_SAMPLER_NUMPY_PERMUTATION, 5000, 1);
 	CHECK(dsfs_tracker_new(&c, N, 0, true, 0, WINDOW, &t) == 0);
 	CHECK(dsfs_tracker_hint(t, 100, 50) == 0);
 	o = order_of(&other, 0, 0, &count);
@@ -325,7 +314,7 @@ static void test_hidden(void)
 	uint32_t pos[N], *o;
 	bool read[N];
 
-	cfg_init(&c, DSFS_SAMPLER_PYTHON_SHUFFLE, 77, 1);
+	unit_cfg(&c, DSFS_SAMPLER_PYTHON_SHUFFLE, 77, 1);
 	CHECK(dsfs_tracker_new(&c, N, 0, false, 3, WINDOW, &t) == 0);
 	for (e = 3; e < 6; e++) {
 		o = order_of(&c, e, 0, &count);
@@ -368,7 +357,7 @@ static void test_stray_near_end(void)
 	uint64_t rs = 9, count, count1, k, bad = 0;
 	uint32_t pos[N], *o, *o1;
 
-	cfg_init(&c, DSFS_SAMPLER_NUMPY_PERMUTATION, 11, 1);
+	unit_cfg(&c, DSFS_SAMPLER_NUMPY_PERMUTATION, 11, 1);
 	CHECK(dsfs_tracker_new(&c, N, 0, false, 0, WINDOW, &t) == 0);
 	CHECK(dsfs_tracker_prepare_next(t) == 0);
 	o = order_of(&c, 0, 0, &count);
@@ -400,7 +389,7 @@ static void test_recover(void)
 	uint64_t rs = 3, count, k, switched_at = 0, bad = 0;
 	uint32_t pos[N], *o;
 
-	cfg_init(&c, DSFS_SAMPLER_TORCH_DISTRIBUTED, 123, 4);
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_DISTRIBUTED, 123, 4);
 	CHECK(dsfs_tracker_new(&c, N, 3, false, 0, WINDOW, &t) == 0);
 	for (k = 0; k < 100; k++)
 		dsfs_tracker_access(t, rnd(&rs) % N);
@@ -430,12 +419,12 @@ static void test_bad_args(void)
 	struct dsfs_sampler_cfg c;
 	struct dsfs_tracker *t = (struct dsfs_tracker *)1;
 
-	cfg_init(&c, DSFS_SAMPLER_NONE, 0, 1);
+	unit_cfg(&c, DSFS_SAMPLER_NONE, 0, 1);
 	CHECK(dsfs_tracker_new(&c, N, 0, false, 0, 0, &t) == -EINVAL && !t);
-	cfg_init(&c, DSFS_SAMPLER_TORCH_DISTRIBUTED, 0, 2);
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_DISTRIBUTED, 0, 2);
 	CHECK(dsfs_tracker_new(&c, N, 2, false, 0, 0, &t) == -EINVAL);
 	CHECK(dsfs_tracker_new(&c, 0, 0, false, 0, 0, &t) == -EINVAL);
-	cfg_init(&c, DSFS_SAMPLER_TORCH_RANDOM, 0, 1);
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 0, 1);
 	CHECK(dsfs_tracker_new(&c, N, 0, true, 0, 0, &t) == 0);
 	CHECK(dsfs_tracker_hint(t, 0, 10) == -EINVAL);
 	CHECK(dsfs_tracker_access(t, N) == DSFS_TRACK_MISS);
