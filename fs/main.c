@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "dsfs.h"
 #include "inodes.h"
 #include "log.h"
@@ -80,8 +81,36 @@ static int add_mount_args(struct fuse_args *args, const struct dsfs_opts *o)
 	return err ? -1 : 0;
 }
 
+/* Memory the daemon needs beside a charged cache: index, inode table,
+ * fd pool, threads' stacks, libraries. */
+#define CGROUP_HEADROOM (64ULL << 20)
+
+/*
+ * A cache the memory cgroup would OOM-kill the daemon for (once filled) is
+ * refused now, with what would fit.  Huge pages from the hugetlb pool are
+ * not charged to the memory cgroup, so only the other kinds count.
+ */
+static int cgroup_check(struct dsfs_fs *fs)
+{
+	uint64_t limit, size = fs->arena.size;
+	char where[PATH_MAX] = "";
+
+	if (fs->arena.kind == DSFS_PAGE_HUGETLB ||
+	    dsfs_cgroup_mem_limit(&limit, where, sizeof(where)) ||
+	    limit == UINT64_MAX || size + CGROUP_HEADROOM <= limit)
+		return 0;
+	fprintf(stderr, "dsfs: cache_size=%s does not fit the memory cgroup limit of %llu MiB (%s) with the daemon's own %llu MiB; give at most cache_size=%lluM, or use hugepages, which the memory cgroup does not charge\n",
+		fs->opts.cache_size_s ? fs->opts.cache_size_s : "(default)",
+		(unsigned long long)(limit >> 20), where,
+		(unsigned long long)(CGROUP_HEADROOM >> 20),
+		(unsigned long long)(limit > CGROUP_HEADROOM ?
+				     (limit - CGROUP_HEADROOM) >> 20 : 0));
+	return -1;
+}
+
 /* The cache: before mounting, so a refusal (hugepages=require with too
- * small a pool) reaches the user's terminal and nothing gets mounted. */
+ * small a pool, a memory cgroup too small) reaches the user's terminal and
+ * nothing gets mounted. */
 static int cache_init(struct dsfs_fs *fs)
 {
 	struct dsfs_cache_cfg ccfg = { &fs->arena, fs->opts.verify != 0 };
@@ -93,6 +122,8 @@ static int cache_init(struct dsfs_fs *fs)
 		fprintf(stderr, "dsfs: %s\n", why[0] ? why : strerror(-err));
 		return -1;
 	}
+	if (cgroup_check(fs))
+		return -1; /* the caller's cleanup unmaps the arena */
 	fs->cache = dsfs_cache_new(&ccfg);
 	if (!fs->cache) {
 		fprintf(stderr, "dsfs: out of memory for the cache index\n");

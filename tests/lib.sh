@@ -154,7 +154,8 @@ PYEOF
 
 # mount_dsfs SRC MNT [dsfs args...]: start the daemon in the foreground in
 # the background, stderr to a log in $WORK, and wait until MNT is a
-# fuse.dsfs mount.  DSFS_NOFILE=N sets the daemon's open-file limit.
+# fuse.dsfs mount.  DSFS_NOFILE=N sets the daemon's open-file limit;
+# DSFS_CGROUP=DIR puts it in that cgroup (v1: a directory with cgroup.procs).
 # SIGINT is reset to default: bash starts background jobs with it ignored,
 # and libfuse leaves an ignored signal alone.
 mount_dsfs() {
@@ -165,6 +166,7 @@ mount_dsfs() {
 	log="$WORK/dsfs.$((++DSFS_NLOG)).log"
 	(
 		if [[ -n ${DSFS_NOFILE:-} ]]; then ulimit -n "$DSFS_NOFILE"; fi
+		if [[ -n ${DSFS_CGROUP:-} ]]; then echo "$BASHPID" >"$DSFS_CGROUP/cgroup.procs"; fi
 		exec env --default-signal=INT "$DSFS" "$src" "$mnt" -f "$@"
 	) 2>"$log" &
 	pid=$!
