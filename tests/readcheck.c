@@ -13,7 +13,10 @@
  *	THREADS threads each do ITERS random preads (1 byte to 2 MiB, at
  *	offsets inside, across and past end of file, and near page and 128 KiB
  *	boundaries) on the same file through MNT and BACKING; the returned
- *	lengths and bytes must be equal.  Seeded, so runs repeat.
+ *	lengths and bytes must be equal.  Seeded, so runs repeat; the
+ *	environment may set READCHECK_SEED (mixed into every thread's seed,
+ *	so parallel runs differ) and READCHECK_SECONDS (stop after that long
+ *	even if ITERS are not done).
  *   readcheck mmap BACKING MNT
  *	mmap every non-empty regular file through MNT (PROT_READ, MAP_PRIVATE)
  *	and memcmp it with the backing file, likewise mapped.
@@ -38,6 +41,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHUNK (1u << 20)
@@ -479,12 +483,22 @@ out:
 		close(fm);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void *worker_main(void *arg)
 {
+	const char *secs = getenv("READCHECK_SECONDS");
+	double end = secs ? now_s() + strtod(secs, NULL) : 0;
 	struct worker *w = arg;
 	uint64_t i;
 
-	for (i = 0; i < w->iters; i++)
+	for (i = 0; i < w->iters && (!secs || now_s() < end); i++)
 		random_op(w);
 	return NULL;
 }
@@ -501,7 +515,10 @@ static int cmd_random(unsigned nthreads, uint64_t iters)
 	for (i = 0; i < nthreads; i++) {
 		w[i].id = i;
 		w[i].iters = iters;
-		w[i].rng = 0x9e3779b97f4a7c15ull * (i + 1) | 1;
+		w[i].rng = (0x9e3779b97f4a7c15ull * (i + 1) ^
+			    strtoull(getenv("READCHECK_SEED") ?
+				     getenv("READCHECK_SEED") : "0", NULL, 0) *
+			    0xbf58476d1ce4e5b9ull) | 1;
 		w[i].buf_b = malloc(MAX_LEN);
 		w[i].buf_m = malloc(MAX_LEN);
 		if (!w[i].buf_b || !w[i].buf_m ||
