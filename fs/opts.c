@@ -371,12 +371,79 @@ static int validate(struct dsfs_opts *o)
 	return validate_cache(o) ? -1 : validate_plan(o);
 }
 
+/* The table entry storing the option an "-o" item names (its key, up to
+ * '='), or NULL (keys like "rw" or "debug" are not stored: no entry). */
+static const struct fuse_opt *table_entry(const char *item, size_t keylen)
+{
+	const struct fuse_opt *t;
+
+	for (t = dsfs_opt_table; t->templ; t++)
+		if (t->offset != -1U && !strncmp(t->templ, item, keylen) &&
+		    (t->templ[keylen] == '\0' || t->templ[keylen] == '='))
+			return t;
+	return NULL;
+}
+
+/*
+ * One "-o" argument's items: each of dsfs's options may come once.  seen[]
+ * holds the items met so far (pointers into argv), *nseen of them.
+ */
+static int once_in(const char *list, const char **seen, size_t *nseen,
+		   size_t max)
+{
+	const char *item = list, *end;
+	size_t klen, i;
+
+	for (; *item; item = *end ? end + 1 : end) {
+		end = item + strcspn(item, ",");
+		klen = strcspn(item, "=,");
+		if (!klen || !table_entry(item, klen))
+			continue; /* libfuse's, or unknown: not ours to judge */
+		for (i = 0; i < *nseen; i++) {
+			if (strncmp(seen[i], item, klen) ||
+			    (seen[i][klen] != '=' && seen[i][klen] != ',' &&
+			     seen[i][klen]))
+				continue;
+			fprintf(stderr, "dsfs: %.*s given twice (%.*s, then %.*s); give each option once\n",
+				(int)klen, item, (int)strcspn(seen[i], ","),
+				seen[i], (int)(end - item), item);
+			return -1;
+		}
+		if (*nseen < max)
+			seen[(*nseen)++] = item;
+	}
+	return 0;
+}
+
+/* dsfs's options given twice are refused (which one would win is a
+ * surprise either way), in "-o A,B" and "-oA,B" forms alike. */
+static int refuse_duplicates(int argc, char **argv)
+{
+	const char *seen[256];
+	size_t nseen = 0;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *list = NULL;
+
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			list = argv[++i];
+		else if (!strncmp(argv[i], "-o", 2))
+			list = argv[i] + 2;
+		if (list && once_in(list, seen, &nseen, 256))
+			return -1;
+	}
+	return 0;
+}
+
 enum dsfs_opts_result dsfs_opts_parse(int argc, char **argv,
 				      struct dsfs_opts *opts,
 				      struct fuse_args *fuse_args)
 {
 	*fuse_args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	set_defaults(opts);
+	if (refuse_duplicates(argc, argv))
+		return DSFS_OPTS_ERROR;
 	if (fuse_opt_parse(fuse_args, opts, dsfs_opt_table, opt_proc) == -1)
 		return DSFS_OPTS_ERROR;
 	if (validate(opts))

@@ -77,6 +77,32 @@ bad SOURCE
 bad MOUNTPOINT "$SRC"
 bad extra "$SRC" "$MNT" extra
 
+# Every option taking a number, with what it needs beside it: empty,
+# negative, overflowing and wrong-unit values, and the option given twice.
+numeric=(
+	entry_timeout= attr_timeout= max_open= max_threads= cache_size= io_depth=
+	whole_file_max= readahead_max= lead_max=
+	"epoch=|sampler=sequential"
+	"world=|sampler=torch-distributed,seed=1,rank=0"
+	"rank=|sampler=torch-distributed,seed=1,world=2"
+	"ranks=|sampler=torch-distributed,seed=1,world=2"
+	"seed=|sampler=numpy-permutation"
+)
+for spec in "${numeric[@]}"; do
+	opt=${spec%%|*} ctx=
+	[[ $spec == *"|"* ]] && ctx=${spec#*|},
+	for v in "" -1 99999999999999999999999 12Q; do
+		bad "$opt$v" "$SRC" "$MNT" -o "$ctx$opt$v"
+	done
+	bad "${opt%=} given twice" "$SRC" "$MNT" -o "${ctx}${opt}1" -o "${opt}1"
+done
+# Words and paths, empty or given twice.
+for opt in hugepages= numa= stats= sampler= layout= dataset= list=; do
+	bad "$opt" "$SRC" "$MNT" -o "sampler=sequential,$opt"
+done
+bad "drop_last given twice" "$SRC" "$MNT" \
+	-o sampler=torch-distributed,seed=1,world=2,drop_last,drop_last
+
 say "checking a MOUNTPOINT that is already a mount point (bind mount)"
 mount --bind "$WORK/other" "$BUSY"
 track_mount "$BUSY"
