@@ -389,7 +389,7 @@ static const struct fuse_opt *table_entry(const char *item, size_t keylen)
  * holds the items met so far (pointers into argv), *nseen of them.
  */
 static int once_in(const char *list, const char **seen, size_t *nseen,
-		   size_t max)
+		   size_t max, char *why, size_t whylen)
 {
 	const char *item = list, *end;
 	size_t klen, i;
@@ -404,9 +404,9 @@ static int once_in(const char *list, const char **seen, size_t *nseen,
 			    (seen[i][klen] != '=' && seen[i][klen] != ',' &&
 			     seen[i][klen]))
 				continue;
-			fprintf(stderr, "dsfs: %.*s given twice (%.*s, then %.*s); give each option once\n",
-				(int)klen, item, (int)strcspn(seen[i], ","),
-				seen[i], (int)(end - item), item);
+			snprintf(why, whylen, "%.*s given twice (%.*s, then %.*s); give each option once",
+				 (int)klen, item, (int)strcspn(seen[i], ","),
+				 seen[i], (int)(end - item), item);
 			return -1;
 		}
 		if (*nseen < max)
@@ -421,6 +421,7 @@ static int refuse_duplicates(int argc, char **argv)
 {
 	const char *seen[256];
 	size_t nseen = 0;
+	char why[512];
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -430,8 +431,10 @@ static int refuse_duplicates(int argc, char **argv)
 			list = argv[++i];
 		else if (!strncmp(argv[i], "-o", 2))
 			list = argv[i] + 2;
-		if (list && once_in(list, seen, &nseen, 256))
+		if (list && once_in(list, seen, &nseen, 256, why, sizeof(why))) {
+			fprintf(stderr, "dsfs: %s\n", why);
 			return -1;
+		}
 	}
 	return 0;
 }
@@ -528,12 +531,16 @@ int dsfs_opts_parse_plan_cmd(const char *cmd, struct dsfs_plan_opts *plan,
 	char *argv[] = { prog, dash_o, (char *)cmd, NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	struct cmd_parse c = { .why = why, .whylen = whylen };
+	const char *seen[64];
+	size_t nseen = 0;
 	char opt[256];
 	int err = 0;
 
 	memset(plan, 0, sizeof(*plan));
 	why[0] = '\0';
-	if (fuse_opt_parse(&args, &c, dsfs_opt_table, cmd_proc) == -1) {
+	if (once_in(cmd, seen, &nseen, 64, why, whylen)) {
+		err = -EINVAL;
+	} else if (fuse_opt_parse(&args, &c, dsfs_opt_table, cmd_proc) == -1) {
 		err = why[0] ? -EINVAL : -ENOMEM; /* cmd_proc says why */
 		if (err == -ENOMEM)
 			snprintf(why, whylen, "cannot parse the command: out of memory");

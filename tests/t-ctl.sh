@@ -75,6 +75,7 @@ refused "layout=imagefolder" "Invalid argument" "layout=imagefolder: cannot chan
 refused "dataset=x" "Invalid argument" "dataset=x: cannot change without remounting"
 refused "cache_size=1G" "Invalid argument" "cache_size=1G: cannot change without remounting"
 refused "seed" "Invalid argument" "seed needs a value"
+refused "seed=1,epoch=2,seed=3" "Invalid argument" "seed given twice"
 before=$(stat_of plan.options)
 "$STATS" --set "$LISTING" "$MNT" >/dev/null || fail "restating $LISTING was refused"
 [[ $(stat_of plan.options) == "$before" ]] || fail "restating $LISTING changed the plan"
