@@ -103,6 +103,43 @@ done
 bad "drop_last given twice" "$SRC" "$MNT" \
 	-o sampler=torch-distributed,seed=1,world=2,drop_last,drop_last
 
+# Hostile list files (layout=list): refused, naming the line.
+mkdir "$SRC/ds"
+for f in a b c d; do echo "$f" >"$SRC/ds/$f"; done
+LIST="$WORK/list"
+badlist() {
+	local want=$1
+	shift
+	printf "$@" >"$LIST"
+	bad "$want" "$SRC" "$MNT" -o "sampler=sequential,layout=list,list=$LIST,dataset=ds"
+}
+badlist "line 2: '/etc/passwd' is an absolute path" 'a\n/etc/passwd\n'
+badlist "line 1: '../data' leaves the dataset directory" '../data\n'
+badlist "line 3: 'a/../../x' has a '..' component" 'a\nb\na/../../x\n'
+badlist "line 2: contains a NUL byte" 'a\nb\0c\n'
+badlist "line 2: empty line" 'a\n\nb\n'
+badlist "line 3: 'nope'" 'a\nb\nnope\n'
+badlist "empty; it must name" ''
+head -c $((1 << 20)) /dev/zero | tr '\0' x >"$LIST"
+bad "line 1:" "$SRC" "$MNT" -o "sampler=sequential,layout=list,list=$LIST,dataset=ds"
+
+# Ten million lines are handled in memory linear in the lines (about 20
+# bytes each here), and --print-plan lists every one.
+"$PY" -c "
+import sys
+with open(sys.argv[1], 'w') as f:
+    f.write('a\nb\nc\nd\n' * 2500000)" "$LIST"
+/usr/bin/time -f "%M" -o "$WORK/rss" "$DSFS" --print-plan "$SRC" \
+	-o "sampler=sequential,layout=list,list=$LIST,dataset=ds" >"$WORK/order"
+n=$(wc -l <"$WORK/order") rss=$(tail -1 "$WORK/rss")
+say "10,000,000 list lines: $n printed, peak RSS $((rss / 1024)) MiB"
+((n == 10000000)) || fail "--print-plan printed $n lines of 10000000"
+if ! grep -q __asan_init "$DSFS"; then # ASan's own memory would blur it
+	((rss < 64 * 1024 + 10000000 * 40 / 1024)) ||
+		fail "peak RSS $rss KiB for 10M lines: not about 20 bytes a line"
+fi
+rm -f "$LIST" "$WORK/order"
+
 say "checking a MOUNTPOINT that is already a mount point (bind mount)"
 mount --bind "$WORK/other" "$BUSY"
 track_mount "$BUSY"
