@@ -52,7 +52,7 @@
 /* How the first-output filter is computed; every path finds the same seeds. */
 enum dsfs_discover_path {
 	DSFS_DISCOVER_AUTO,   /* the fastest this CPU runs */
-	DSFS_DISCOVER_SCALAR, /* one seed at a time: the reference, ~0.7 us */
+	DSFS_DISCOVER_SCALAR, /* one seed at a time: the reference, ~0.9 us */
 	DSFS_DISCOVER_VECTOR, /* portable: 4-lane vectors in the baseline ISA */
 	DSFS_DISCOVER_AVX2,   /* x86-64 with AVX2: 8 lanes */
 	DSFS_DISCOVER_AVX512, /* x86-64 with AVX-512F: 16 lanes */
@@ -146,7 +146,13 @@ void dsfs_discover_cancel(struct dsfs_discover *d);
 void dsfs_discover_result(const struct dsfs_discover *d,
 			  struct dsfs_discover_result *r);
 
-/* Cancel, join the workers (see cancel() for how long) and free.  NULL: no-op. */
+/*
+ * Cancel, join the workers and free; NULL: no-op.  Joining waits for each
+ * worker to finish its chunk (see cancel()), which at idle priority on a
+ * saturated machine can take much longer: a thread that must not block
+ * (a FUSE request) should cancel() and free once done() is true or on_done
+ * has been called.
+ */
 void dsfs_discover_free(struct dsfs_discover *d);
 
 /*
