@@ -17,6 +17,7 @@
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "alloc.h"
 #include "arena.h"
@@ -77,6 +78,7 @@ struct dsfs_fs {
 	struct dsfs_layout *layout;
 	struct dsfs_ctl *ctl;		/* the control channel's state */
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
+	struct timespec started;	/* CLOCK_MONOTONIC at fs_init */
 	struct dsfs_counters counters;
 };
 

@@ -132,6 +132,7 @@ static int fs_init(struct dsfs_fs *fs)
 	}
 	fs->owner = getuid();
 	fs->direct_io = true;
+	clock_gettime(CLOCK_MONOTONIC, &fs->started);
 	fs->inodes = dsfs_inodes_new(&st);
 	fs->fdpool = dsfs_fdpool_new(fs->opts.max_open);
 	if (!fs->inodes || !fs->fdpool || dsfs_ctl_init(fs)) {
