@@ -24,6 +24,7 @@
 #include "cache.h"
 #include "fdpool.h"
 #include "io.h"
+#include "log.h"
 #include "plan.h"
 #include "scheduler.h"
 #include "stats.h"
@@ -79,6 +80,7 @@ struct dsfs_fs {
 	struct dsfs_ctl *ctl;		/* the control channel's state */
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
 	struct timespec started;	/* CLOCK_MONOTONIC at fs_init */
+	struct dsfs_ratelimit read_errors_log;	/* failed reads' messages */
 	struct dsfs_counters counters;
 };
 

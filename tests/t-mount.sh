@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-mount: mount(8) and fstab integration, fusermount3 -u, clean exit on SIGTERM/SIGINT, daemon mode, the "mounted" log line.
+# t-mount: mount(8) and fstab integration, fusermount3 -u, clean exit on SIGTERM/SIGINT, daemon mode, the "mounted" log line, -d tracing.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -81,6 +81,12 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.05
 done
 grep -q "mounted" "$log" || fail "no 'mounted' line in the -f log: $(cat "$log")"
+unmount_dsfs "$MNT"
+
+say "checking that -d traces each read with its path"
+mount_dsfs "$SRC" "$MNT" -d
+cat "$MNT/d00001/f0000001" >/dev/null
+log_has "$MNT" "read d00001/f0000001 [0, +" || fail "no trace of the read"
 unmount_dsfs "$MNT"
 
 say "checking that daemon mode returns only once the mount is in place"
