@@ -17,12 +17,14 @@
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "alloc.h"
 #include "arena.h"
 #include "cache.h"
 #include "fdpool.h"
 #include "io.h"
+#include "log.h"
 #include "plan.h"
 #include "scheduler.h"
 #include "stats.h"
@@ -77,6 +79,8 @@ struct dsfs_fs {
 	struct dsfs_layout *layout;
 	struct dsfs_ctl *ctl;		/* the control channel's state */
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
+	struct timespec started;	/* CLOCK_MONOTONIC at fs_init */
+	struct dsfs_ratelimit read_errors_log;	/* failed reads' messages */
 	struct dsfs_counters counters;
 };
 

@@ -163,6 +163,7 @@ static int fs_init(struct dsfs_fs *fs)
 	}
 	fs->owner = getuid();
 	fs->direct_io = true;
+	clock_gettime(CLOCK_MONOTONIC, &fs->started);
 	fs->inodes = dsfs_inodes_new(&st);
 	fs->fdpool = dsfs_fdpool_new(fs->opts.max_open);
 	if (!fs->inodes || !fs->fdpool || dsfs_ctl_init(fs)) {
@@ -238,6 +239,21 @@ static int sched_init(struct dsfs_fs *fs)
 	return 0;
 }
 
+/* The cache's memory, and a fallback from huge pages worth fixing. */
+static void log_cache(const struct dsfs_fs *fs)
+{
+	dsfs_info("cache: %llu MiB of %s pages on NUMA node(s) %s",
+		  (unsigned long long)(fs->arena.size >> 20),
+		  dsfs_page_kind_name(fs->arena.kind), fs->arena.nodes);
+	if (fs->opts.cache.hugepages == DSFS_HUGEPAGES_AUTO &&
+	    fs->arena.kind != DSFS_PAGE_HUGETLB)
+		dsfs_warn(
+			"cache: too few free huge pages for cache_size=%llu MiB: fell back to %s pages (more TLB misses); reserve 2 MiB pages with vm.nr_hugepages (see dsfs(8), DEPLOYMENT)",
+			(unsigned long long)(fs->arena.size >> 20),
+			fs->arena.kind == DSFS_PAGE_THP ? "transparent huge" :
+							  "4 KiB");
+}
+
 static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 {
 	struct fuse_loop_config *cfg = NULL;
@@ -256,9 +272,7 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 		goto out_unmount;
 	if (!fs->opts.foreground)
 		dsfs_log_to_syslog();
-	dsfs_info("cache: %llu MiB of %s pages on NUMA node(s) %s",
-		  (unsigned long long)(fs->arena.size >> 20),
-		  dsfs_page_kind_name(fs->arena.kind), fs->arena.nodes);
+	log_cache(fs);
 	if (io_init(fs) || sched_init(fs))
 		goto out_unmount;
 	dsfs_fresh_start(fs, se, &fresh);

@@ -20,7 +20,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -392,6 +394,45 @@ static void account(struct dsfs_fs *fs, size_t bytes, bool waited,
 	dsfs_count(&c->stall_ns, now_ns() - t0);
 }
 
+/* A failed read, logged with the backing file's path; rate-limited, as a
+ * failing disk fails every read.  A file deleted or changed meanwhile is
+ * no fault of the backing store: not logged. */
+static void log_read_error(struct dsfs_fs *fs, const struct dsfs_inode *in,
+			   uint64_t off, int err)
+{
+	char path[PATH_MAX];
+	uint64_t missed;
+
+	if (err == -ENOENT || err == -ESTALE ||
+	    !dsfs_ratelimit(&fs->read_errors_log, &missed))
+		return;
+	if (dsfs_inodes_path(in, path, sizeof(path)))
+		snprintf(path, sizeof(path), ".../%s", in->name);
+	dsfs_warn("read of %s/%s at offset %llu failed: %s%s", fs->opts.source,
+		  path, (unsigned long long)off, strerror(-err),
+		  missed ? " (more failed reads not logged)" : "");
+}
+
+/* -d: one line per read request, after its reply. */
+static void trace_read(const struct dsfs_inode *in, uint64_t off, size_t size,
+		       size_t total, bool waited, uint64_t t0, int err)
+{
+	char path[PATH_MAX], what[64];
+
+	if (!dsfs_log_debug_enabled())
+		return;
+	if (dsfs_inodes_path(in, path, sizeof(path)))
+		snprintf(path, sizeof(path), ".../%s", in->name);
+	if (err)
+		snprintf(what, sizeof(what), "%s", strerror(-err));
+	else
+		snprintf(what, sizeof(what), "%zu bytes, %s", total,
+			 waited ? "waited for backing" : "hit");
+	dsfs_debug("read %s [%llu, +%zu): %s, %llu us", path,
+		   (unsigned long long)off, size, what,
+		   (unsigned long long)((now_ns() - t0) / 1000));
+}
+
 void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		  struct fuse_file_info *fi)
 {
@@ -436,4 +477,7 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	account(fs, total, waited, t0, err);
 	pieces_release(fs, p, err ? n + 1 : n);
+	if (err)
+		log_read_error(fs, in, (uint64_t)off, err);
+	trace_read(in, (uint64_t)off, size, total, waited, t0, err);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "dsfs.h"
 #include "log.h"
@@ -188,6 +189,16 @@ static void put_nodes(struct doc *d, const char *key, const char *text)
 	put(d, "]\n");
 }
 
+/* Seconds since the mount was set up. */
+static double uptime(const struct dsfs_fs *fs)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - fs->started.tv_sec) +
+	       (double)(now.tv_nsec - fs->started.tv_nsec) / 1e9;
+}
+
 /* Build the document into buf (size 0: just measure).  Returns its length. */
 static size_t stats_doc(struct dsfs_fs *fs, char *buf, size_t size)
 {
@@ -211,6 +222,7 @@ static size_t stats_doc(struct dsfs_fs *fs, char *buf, size_t size)
 	put_str(&d, "version", PACKAGE_VERSION);
 	put_str(&d, "source", fs->opts.source);
 	put_str(&d, "mountpoint", fs->opts.mountpoint);
+	put(&d, "uptime_seconds %.3f\n", uptime(fs));
 	put_counters(&d, &fs->counters);
 	put_u64(&d, "prefetch_bytes", prefetched);
 	put_u64(&d, "backing_read_bytes", is.bytes);

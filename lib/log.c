@@ -2,13 +2,15 @@
 /*
  * Logging sink shared by all modules.  The two settings are written once at
  * start-up, before worker threads exist, and only read afterwards; they are
- * process-wide by nature (stderr and syslog are), hence file-scope.
+ * process-wide by nature (stderr and syslog are), hence file-scope.  Rate
+ * limits live with their callers (struct dsfs_ratelimit), any thread.
  */
 #include "config.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <syslog.h>
+#include <time.h>
 
 #include "log.h"
 
@@ -44,4 +46,33 @@ void dsfs_log(enum dsfs_log_level level, const char *fmt, ...)
 		syslog(prio[level], "%s", msg);
 	else
 		fprintf(stderr, "dsfs: %s\n", msg);
+}
+
+/*
+ * Relaxed atomics: the limit is approximate by design.  Two threads that
+ * both see the window expire may both reset it, and a reset may race an
+ * increment; either lets a message or two more through, never blocks one
+ * that the limit allows, and loses no count of missed ones for long.
+ */
+bool dsfs_ratelimit(struct dsfs_ratelimit *rl, uint64_t *missed)
+{
+	struct timespec ts;
+	uint64_t now, start;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec + 1; /* + 1: window 0 means none yet */
+	start = __atomic_load_n(&rl->window, __ATOMIC_RELAXED);
+	if (!start || now - start >= DSFS_LOG_INTERVAL) {
+		if (__atomic_compare_exchange_n(&rl->window, &start, now, false,
+						__ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			__atomic_store_n(&rl->count, 0, __ATOMIC_RELAXED);
+	}
+	if (__atomic_fetch_add(&rl->count, 1, __ATOMIC_RELAXED) >=
+	    DSFS_LOG_BURST) {
+		__atomic_add_fetch(&rl->missed, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	*missed = __atomic_exchange_n(&rl->missed, 0, __ATOMIC_RELAXED);
+	return true;
 }

@@ -8,6 +8,7 @@
 #define DSFS_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 enum dsfs_log_level { DSFS_LOG_ERR, DSFS_LOG_WARN, DSFS_LOG_INFO, DSFS_LOG_DEBUG };
 
@@ -18,6 +19,22 @@ bool dsfs_log_debug_enabled(void);
 void dsfs_log_to_syslog(void);
 void dsfs_log(enum dsfs_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * A rate limit for one kind of message (one per source of floods: read
+ * errors, plan changes): at most DSFS_LOG_BURST messages per
+ * DSFS_LOG_INTERVAL seconds.  Zero-initialised.  Thread-safe, lock-free.
+ */
+#define DSFS_LOG_BURST 20
+#define DSFS_LOG_INTERVAL 60
+struct dsfs_ratelimit {
+	uint64_t window;	/* relaxed atomic: second the window began */
+	uint32_t count;		/* relaxed atomic: messages in it */
+	uint64_t missed;	/* relaxed atomic: suppressed since last */
+};
+/* true: log now; *missed is how many were suppressed before this one (say
+ * so in the message).  false: drop it (it is counted). */
+bool dsfs_ratelimit(struct dsfs_ratelimit *rl, uint64_t *missed);
 
 #define dsfs_err(...) dsfs_log(DSFS_LOG_ERR, __VA_ARGS__)
 #define dsfs_warn(...) dsfs_log(DSFS_LOG_WARN, __VA_ARGS__)

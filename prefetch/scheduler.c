@@ -59,6 +59,7 @@ struct dsfs_sched {
 	 * REPEAT_WINDOW reports is dropped.  Protected by lock. */
 	uint64_t recent[RECENT][2];
 	uint64_t reports;
+	struct dsfs_ratelimit log_rl;	/* log_change_locked's lines */
 };
 
 struct fetch {
@@ -566,15 +567,64 @@ static uint64_t next_use_locked(struct dsfs_sched *s, uint64_t idx)
 }
 
 /* Feed one access to its rank's tracker.  Called with s->lock held. */
+/*
+ * One log line when a rank's tracker changed mode or epoch over an access
+ * (was -> now): the epoch detected, the next epoch begun, the prediction
+ * lost or found again.  Rate-limited (a loader that keeps contradicting
+ * the plan may flip between lost and tracking).  Called with s->lock held.
+ */
+static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
+			      const struct dsfs_tracker_state *was,
+			      const struct dsfs_tracker_state *now)
+{
+	unsigned long long e = now->epoch;
+	char who[32] = "";
+	uint64_t missed;
+
+	if (!dsfs_ratelimit(&s->log_rl, &missed))
+		return;
+	if (s->cfg.plan->sampler.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED)
+		snprintf(who, sizeof(who), "rank %u: ", r->rank);
+	if (missed)
+		dsfs_info("plan: %llu changes not logged",
+			  (unsigned long long)missed);
+	if (now->detected == DSFS_TRACKER_LOST &&
+	    was->detected == DSFS_TRACKER_DETECTING)
+		dsfs_warn(
+			"plan: %sprediction lost: no epoch matches the first %llu opens (wrong seed, sampler or layout?); prefetch by the plan stops",
+			who, (unsigned long long)now->accesses);
+	else if (now->detected == DSFS_TRACKER_LOST)
+		dsfs_warn(
+			"plan: %sprediction lost in epoch %llu: %llu of %llu opens mispredicted (wrong seed or sampler, or another reader?); prefetch by the plan stops until the order matches again",
+			who, e, (unsigned long long)now->mispredictions,
+			(unsigned long long)now->accesses);
+	else if (was->detected == DSFS_TRACKER_DETECTING)
+		dsfs_info("plan: %sepoch %llu detected after %llu opens", who,
+			  e, (unsigned long long)now->accesses);
+	else if (was->detected == DSFS_TRACKER_LOST)
+		dsfs_info(
+			"plan: %sprediction found again: following epoch %llu",
+			who, e);
+	else
+		dsfs_info("plan: %sepoch %llu begun", who, e);
+}
+
 static void access_locked(struct dsfs_sched *s, uint64_t idx)
 {
 	struct srank *r = route_locked(s, idx);
+	struct dsfs_tracker_state was, now;
+	int got;
 	uint32_t i;
 
 	if (!r->t)
 		return;
-	if (dsfs_tracker_access(r->t, idx) == DSFS_TRACK_DETECTED &&
-	    s->nranks > 1)
+	dsfs_tracker_state(r->t, &was);
+	got = dsfs_tracker_access(r->t, idx);
+	dsfs_tracker_state(r->t, &now);
+	if (now.detected != was.detected ||
+	    (now.epoch != was.epoch && now.detected != DSFS_TRACKER_DETECTING))
+		log_change_locked(s, r, &was, &now);
+	if (got == DSFS_TRACK_DETECTED && s->nranks > 1)
 		group_detected_locked(s);
 	for (i = 0; i < s->nranks; i++)
 		s->ranks[i].blocked = false; /* room may have come */

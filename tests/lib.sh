@@ -229,6 +229,22 @@ log_ok() {
 	fi
 }
 
+# log_has MNT TEXT: the -f log of MNT's daemon (started by mount_dsfs)
+# has a line containing TEXT, within 10 s (some lines follow the event that
+# a test sees); prints the log and returns 1 if not.
+log_has() {
+	local log=${DSFS_LOG[$(realpath "$1")]:-} i
+
+	[[ -n $log ]] || fail "no daemon log recorded for $1"
+	for ((i = 0; i < 200; i++)); do
+		grep -qF -- "$2" "$log" && return 0
+		sleep 0.05
+	done
+	echo "no line with '$2' in the log of $1:" >&2
+	cat "$log" >&2
+	return 1
+}
+
 # reap MNT: wait for MNT's daemon (20 s at most), then check its exit status
 # (when it is our child) and its log.  Returns non-zero on any problem.
 reap() {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-docs: every option in fs/opts.c's table is in man/dsfs.8 and `dsfs --help`, and the man page renders without warnings.
+# t-docs: every option in fs/opts.c's table is in man/dsfs.8 and `dsfs --help`, every stats key and Prometheus metric in man/dsfs-stats.1, and both man pages render without warnings.
 set -euo pipefail
 
 srcdir=${srcdir:-.}
@@ -57,11 +57,39 @@ for name in "${names[@]}"; do
 	has_option "$name" "$help_text" || fail "option '$name' is not in dsfs --help"
 done
 
-warnings=$(groff -man -ww -z "$man" 2>&1) || fail "groff failed on man/dsfs.8"
-if [[ -n $warnings ]]; then
-	fail "groff -man -ww warns about man/dsfs.8:"
-	echo "$warnings" >&2
-fi
+# check_render PAGE: groff renders the man page without a warning.
+check_render()
+{
+	local warnings
 
-((failed == 0)) && echo "t-docs: ${#names[@]} options documented: ${names[*]}"
+	warnings=$(groff -man -ww -z "$1" 2>&1) || fail "groff failed on $1"
+	if [[ -n $warnings ]]; then
+		fail "groff -man -ww warns about $1:"
+		echo "$warnings" >&2
+	fi
+}
+
+check_render "$man"
+
+# dsfs-stats(1): every key of the stats snapshot (fs/stats.c) and every
+# Prometheus metric (tools/render_prom.c) is named, and it renders cleanly.
+stats_man="$srcdir/../man/dsfs-stats.1"
+stats_text=$(sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\[&%]//g' "$stats_man")
+mapfile -t keys < <(grep -o 'put[a-z_0-9]*(&\?d, "[a-z_.]*' "$srcdir/../fs/stats.c" |
+	sed 's/.*"//; s/.*\.//' | sort -u)
+mapfile -t metrics < <(grep -o '"dsfs_[a-z_]*"' "$srcdir/../tools/render_prom.c" |
+	tr -d '"' | sort -u)
+if ((${#keys[@]} < 20 || ${#metrics[@]} < 20)); then
+	fail "found only ${#keys[@]} stats keys and ${#metrics[@]} metrics; has the code's format changed?"
+fi
+for k in "${keys[@]}" "${metrics[@]}"; do
+	has_option "$k" "$stats_text" || fail "'$k' is not in man/dsfs-stats.1"
+done
+stats_help=$("${top_builddir:-..}/tools/dsfs-stats" --help 2>&1) || fail "dsfs-stats --help exited with $?"
+for o in --json --watch --prometheus --set; do
+	has_option "$o" "$stats_help" || fail "'$o' is not in dsfs-stats --help"
+done
+check_render "$stats_man"
+
+((failed == 0)) && echo "t-docs: ${#names[@]} options documented: ${names[*]}; ${#keys[@]} stats keys and ${#metrics[@]} metrics in dsfs-stats(1)"
 exit "$failed"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-eio: a backing store that fails mid-read gives the reader EIO (never zeros), is counted, and the daemon stays up and unmounts.
+# t-eio: a backing store that fails mid-read gives the reader EIO (never zeros), is counted and logged with the file's path, and the daemon stays up and unmounts.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -31,5 +31,7 @@ done
 errors=$(getfattr --absolute-names -n user.dsfs.stats --only-values "$MNT" | awk '$1 == "errors" { print $2 }')
 ((errors > 0)) || fail "errors not counted ($errors)"
 say "$errors read errors counted"
+log_has "$MNT" "read of $SRC/${files[0]} at offset 0 failed: Input/output error" ||
+	fail "no log line naming the file that failed"
 unmount_dsfs "$MNT"
 umount "$VOL" && VOL=

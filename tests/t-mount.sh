@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-mount: mount(8) and fstab integration, fusermount3 -u, clean exit on SIGTERM/SIGINT, daemon mode, the "mounted" log line.
+# t-mount: mount(8) and fstab integration (README.md's fstab line), fusermount3 -u, clean exit on SIGTERM/SIGINT, daemon mode, the "mounted" log line, -d tracing.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -20,7 +20,17 @@ mkdir "$MNT" "$WORK/sbin"
 ln -s "$(realpath "$DSFS")" "$WORK/sbin/dsfs"
 mount --bind "$WORK/sbin" /usr/local/sbin
 track_mount /usr/local/sbin
-echo "$SRC $MNT fuse.dsfs allow_other,noauto 0 0" >"$WORK/fstab"
+# The fstab line of README.md's deployment guide, with this test's paths,
+# a small cache and no huge pages (t-cache.sh owns the pool); its plan
+# wants an ImageFolder in SOURCE/train.
+make_imagefolder "$SRC/train" 3 20 8 >/dev/null
+line=$(awk '/tests\/t-mount.sh mounts the line below/ { f = 1; next }
+	    f && / fuse\.dsfs / { print; exit }' "$srcdir/../README.md")
+read -r _ _ type opts rest <<<"$line"
+[[ $type == fuse.dsfs && -n $opts ]] || fail "no fstab line found in README.md: '$line'"
+opts=${opts/cache_size=400G/cache_size=64M}
+opts=${opts/hugepages=require/hugepages=off}
+echo "$SRC $MNT $type $opts,noauto $rest" >"$WORK/fstab"
 mount --bind "$WORK/fstab" /etc/fstab
 track_mount /etc/fstab
 
@@ -56,11 +66,12 @@ say "checking umount"
 umount "$MNT" || fail "umount $MNT"
 after_unmount
 
-say "checking an /etc/fstab entry with mount MNT"
+say "checking README.md's /etc/fstab entry with mount MNT: $(cat "$WORK/fstab")"
 env PATH="$SYS_PATH" mount "$MNT" || fail "mount $MNT (from fstab)"
 track_mount "$MNT"
 find_daemon "$MNT"
 check_mounted
+[[ $(stat_of plan.sampler) == '"torch-random"' ]] || fail "the fstab line's plan is not in force: $(stat_of plan.sampler)"
 say "checking fusermount3 -u"
 fusermount3 -u "$MNT" || fail "fusermount3 -u $MNT"
 after_unmount
@@ -81,6 +92,12 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.05
 done
 grep -q "mounted" "$log" || fail "no 'mounted' line in the -f log: $(cat "$log")"
+unmount_dsfs "$MNT"
+
+say "checking that -d traces each read with its path"
+mount_dsfs "$SRC" "$MNT" -d
+cat "$MNT/d00001/f0000001" >/dev/null
+log_has "$MNT" "read d00001/f0000001 [0, +" || fail "no trace of the read"
 unmount_dsfs "$MNT"
 
 say "checking that daemon mode returns only once the mount is in place"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected); a wrong seed is noticed and stops the prefetch.
+# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); a wrong seed is noticed, logged and stops the prefetch.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -32,6 +32,10 @@ say "read $read bytes, $hit hits; $acc accesses, $mis mispredictions; epoch $(st
 [[ $(stat_of plan.epoch) == 1 ]] || fail "epoch $(stat_of plan.epoch), expected 1"
 [[ $(stat_of plan.detected) == '"epoch-detected"' ]] || fail "detected $(stat_of plan.detected)"
 "$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs"
+say "the log has a line per event: the plan, the epoch detected, the next begun"
+log_has "$MNT" "plan: python-shuffle over 800 samples" || fail "no plan line"
+log_has "$MNT" "plan: epoch 0 detected after" || fail "no detection line"
+log_has "$MNT" "plan: epoch 1 begun" || fail "no new epoch line"
 unmount_dsfs "$MNT"
 
 say "wrong seed: the plan is abandoned and prefetching stops"
@@ -41,4 +45,5 @@ det=$(stat_of plan.detected) fetched=$(stat_of plan.prefetch_bytes)
 say "detected $det, $(stat_of plan.mispredictions) mispredictions, $fetched bytes prefetched"
 [[ $det == '"lost"' ]] || fail "wrong seed not noticed: $det"
 ((fetched < 16 << 20)) || fail "kept prefetching with a wrong seed: $fetched bytes"
+log_has "$MNT" "plan: prediction lost" || fail "no line for the lost prediction"
 unmount_dsfs "$MNT"
