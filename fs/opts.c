@@ -50,6 +50,8 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	DSFS_OPT("world=%s", plan_opts.world),
 	DSFS_OPT("rank=%s", plan_opts.rank),
 	DSFS_OPT("ranks=%s", plan_opts.ranks),
+	DSFS_OPT("discover_threads=%s", plan_opts.discover_threads),
+	DSFS_OPT("discover_range=%s", plan_opts.discover_range),
 	{ "drop_last", offsetof(struct dsfs_opts, plan_opts.drop_last), 1 },
 	{ "persistent_workers",
 	  offsetof(struct dsfs_opts, plan_opts.persistent_workers), 1 },
@@ -112,7 +114,9 @@ static void usage(const char *prog)
 	       "    -o sampler=NAME        none, sequential, torch-random,\n"
 	       "                           torch-distributed, python-shuffle or\n"
 	       "                           numpy-permutation (default none)\n"
-	       "    -o seed=INT            the seed the training script uses\n"
+	       "    -o seed=INT            the seed the training script uses;\n"
+	       "                           discover (torch-random): search each\n"
+	       "                           epoch's seed from the first opens\n"
 	       "    -o epoch=auto|N        the epoch the loader is in (default auto)\n"
 	       "    -o layout=NAME         imagefolder, sorted or list (default\n"
 	       "                           imagefolder)\n"
@@ -124,6 +128,10 @@ static void usage(const char *prog)
 	       "                           (default all)\n"
 	       "    -o drop_last           torch-distributed: drop_last=True\n"
 	       "    -o persistent_workers  torch-random: persistent_workers=True\n"
+	       "    -o discover_threads=N  seed=discover: search threads (default:\n"
+	       "                           the CPUs), at idle priority\n"
+	       "    -o discover_range=A-B  seed=discover: search seeds A to B-1 only\n"
+	       "                           (tests; default 0-4294967296)\n"
 	       "    --print-plan           print the read order of one epoch (epoch=N,\n"
 	       "                           rank=R) for SOURCE and exit: dsfs\n"
 	       "                           --print-plan SOURCE -o OPTIONS\n"
@@ -456,7 +464,7 @@ enum dsfs_opts_result dsfs_opts_parse(int argc, char **argv,
 
 /* What a plan-change command may give (see ctl.c for layout, dataset and
  * list, which only a mount without a plan yet accepts). */
-#define CMD_OPTS "sampler, seed, epoch, world, rank, ranks, drop_last and persistent_workers"
+#define CMD_OPTS "sampler, seed, epoch, world, rank, ranks, drop_last, persistent_workers, discover_threads and discover_range"
 
 /* A command being parsed: fuse_opt stores values at the table's offsets
  * from the start of the data pointer, hence `o` first. */

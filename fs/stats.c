@@ -95,6 +95,24 @@ static void put_ranks(struct doc *d, const struct dsfs_sched_stats *st,
 	put(d, "]\n");
 }
 
+/* seed=discover: the searches, and what the epoch's state is. */
+static void put_seek(struct doc *d, const struct dsfs_sched_stats *st)
+{
+	const struct dsfs_seek_stats *k = &st->seek;
+	const char *det = "searching";
+
+	if (k->state == DSFS_SEEK_FAILED ||
+	    (k->state == DSFS_SEEK_FOLLOWING &&
+	     st->track.detected == DSFS_TRACKER_LOST))
+		det = "lost";
+	else if (k->state == DSFS_SEEK_FOLLOWING)
+		det = "discovered";
+	put_str(d, "plan.detected", det);
+	put_u64(d, "plan.searches", k->searches);
+	put(d, "plan.search_seconds %.3f\n", k->search_seconds);
+	put_u64(d, "plan.discovered", k->found_count);
+}
+
 /* Where the loaders are in the plan, as the trackers see it. */
 static void put_sched(struct doc *d, const struct dsfs_sched_stats *st)
 {
@@ -105,7 +123,7 @@ static void put_sched(struct doc *d, const struct dsfs_sched_stats *st)
 		[DSFS_TRACKER_DETECTING] = "detecting",
 	};
 
-	put_u64(d, "plan.epoch", st->track.epoch);
+	put_u64(d, "plan.epoch", st->discover ? st->seek.epoch : st->track.epoch);
 	put_u64(d, "plan.position", st->track.low);
 	put_u64(d, "plan.length", st->track.count);
 	put_u64(d, "plan.lead_items", st->lead_items);
@@ -113,7 +131,10 @@ static void put_sched(struct doc *d, const struct dsfs_sched_stats *st)
 	put_u64(d, "plan.mispredictions", st->track.mispredictions);
 	put_u64(d, "plan.accesses", st->track.accesses);
 	put_u64(d, "plan.prefetch_bytes", st->prefetch_bytes);
-	put_str(d, "plan.detected", modes[st->track.detected]);
+	if (st->discover)
+		put_seek(d, st);
+	else
+		put_str(d, "plan.detected", modes[st->track.detected]);
 	put_ranks(d, st, modes);
 }
 
@@ -129,8 +150,14 @@ static void put_plan(struct doc *d, const struct dsfs_plan_cfg *p,
 	char *opts = dsfs_plan_cfg_string(p);
 
 	put_str(d, "plan.sampler", dsfs_sampler_name(p->sampler.kind));
-	if (p->sampler.kind != DSFS_SAMPLER_NONE &&
-	    p->sampler.kind != DSFS_SAMPLER_SEQUENTIAL) {
+	if (p->discover) {
+		/* The effective seed found for the latest epoch, if any. */
+		if (sched && sched->discover && sched->seek.found)
+			put(d, "plan.seed %u\n", sched->seek.seed);
+		else
+			put_str(d, "plan.seed", "discover");
+	} else if (p->sampler.kind != DSFS_SAMPLER_NONE &&
+		   p->sampler.kind != DSFS_SAMPLER_SEQUENTIAL) {
 		if (dsfs_seed_fits(seed, -(1ll << 53) + 1, (1ull << 53) - 1))
 			put(d, "plan.seed %s\n", seed->text);
 		else

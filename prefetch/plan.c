@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "discover.h"
 #include "parse.h"
 #include "plan.h"
 
@@ -41,7 +42,9 @@ static const char *stray_option(const struct dsfs_plan_opts *o)
 	       o->dataset ? "dataset" : o->list ? "list" :
 	       o->world ? "world" : o->rank ? "rank" : o->ranks ? "ranks" :
 	       o->drop_last ? "drop_last" :
-	       o->persistent_workers ? "persistent_workers" : NULL;
+	       o->persistent_workers ? "persistent_workers" :
+	       o->discover_threads ? "discover_threads" :
+	       o->discover_range ? "discover_range" : NULL;
 }
 
 static int parse_ranks(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
@@ -150,6 +153,47 @@ static int parse_epoch(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 	return 0;
 }
 
+/*
+ * seed=discover: no seed given; each epoch's is searched (seek.h).  Only an
+ * unseeded RandomSampler draws a fresh seed each epoch, and then neither an
+ * epoch number nor persistent workers mean anything.
+ */
+static int parse_discover(const struct dsfs_plan_opts *o,
+			  struct dsfs_plan_cfg *c, char *why, size_t whylen)
+{
+	uint64_t v;
+
+	c->discover_end = DSFS_DISCOVER_SEEDS;
+	if (!c->discover) {
+		if (o->discover_threads || o->discover_range)
+			return refuse(why, whylen, "%s= applies only to seed=discover",
+				      o->discover_threads ? "discover_threads" :
+				      "discover_range");
+		return 0;
+	}
+	if (c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return refuse(why, whylen, "seed=discover works with sampler=torch-random only (a DataLoader(shuffle=True) without a generator)");
+	if (o->epoch)
+		return refuse(why, whylen, "epoch=%s means nothing with seed=discover: every epoch's seed is searched",
+			      o->epoch);
+	if (o->persistent_workers)
+		return refuse(why, whylen, "persistent_workers means nothing with seed=discover: the sampler seeds a fresh generator every epoch");
+	if (o->discover_threads) {
+		if (dsfs_parse_u64(o->discover_threads, 1,
+				   DSFS_DISCOVER_MAX_THREADS, &v))
+			return refuse(why, whylen, "discover_threads=%s: give an integer from 1 to %u",
+				      o->discover_threads,
+				      DSFS_DISCOVER_MAX_THREADS);
+		c->discover_threads = (unsigned)v;
+	}
+	if (o->discover_range &&
+	    dsfs_discover_parse_range(o->discover_range, &c->discover_first,
+				      &c->discover_end))
+		return refuse(why, whylen, "discover_range=%s: give A-B with 0 <= A < B <= 4294967296 (seeds A to B - 1)",
+			      o->discover_range);
+	return 0;
+}
+
 int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 			struct dsfs_plan_cfg *c, char *why, size_t whylen)
 {
@@ -174,14 +218,19 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 			      o->sampler);
 	if (!needs_seed(s->kind) && o->seed)
 		return refuse(why, whylen, "seed= means nothing to sampler=%s", o->sampler);
-	if (o->seed && dsfs_seed_parse(o->seed, &s->seed))
+	c->discover = o->seed && !strcmp(o->seed, "discover");
+	if (c->discover) /* a placeholder: every epoch's is searched */
+		dsfs_seed_parse("0", &s->seed);
+	else if (o->seed && dsfs_seed_parse(o->seed, &s->seed))
 		return refuse(why, whylen, "seed=%s: %s", o->seed,
 			      dsfs_seed_parse(o->seed, &s->seed) == -ERANGE ?
 			      "too large (4096 bits at most)" : "not an integer");
 	if (o->persistent_workers && s->kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return refuse(why, whylen, "persistent_workers applies only to sampler=torch-random");
 	s->persistent_workers = o->persistent_workers != 0;
-	err = parse_distributed(o, c, why, whylen);
+	err = parse_discover(o, c, why, whylen);
+	if (!err)
+		err = parse_distributed(o, c, why, whylen);
 	if (!err)
 		err = parse_layout(o, c, why, whylen);
 	if (!err)
@@ -202,6 +251,8 @@ static const size_t opt_strings[] = {
 	offsetof(struct dsfs_plan_opts, world),
 	offsetof(struct dsfs_plan_opts, rank),
 	offsetof(struct dsfs_plan_opts, ranks),
+	offsetof(struct dsfs_plan_opts, discover_threads),
+	offsetof(struct dsfs_plan_opts, discover_range),
 };
 #define N_OPT_STRINGS (sizeof(opt_strings) / sizeof(opt_strings[0]))
 
@@ -264,7 +315,9 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 	fprintf(f, "sampler=%s", dsfs_sampler_name(s->kind));
 	if (s->kind == DSFS_SAMPLER_NONE)
 		return;
-	if (needs_seed(s->kind))
+	if (c->discover)
+		fprintf(f, ",seed=discover");
+	else if (needs_seed(s->kind))
 		fprintf(f, ",seed=%s", s->seed.text);
 	if (c->epoch_auto)
 		fprintf(f, ",epoch=auto");
@@ -285,6 +338,13 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 	}
 	if (s->persistent_workers)
 		fprintf(f, ",persistent_workers");
+	if (c->discover_threads)
+		fprintf(f, ",discover_threads=%u", c->discover_threads);
+	if (c->discover && (c->discover_first || c->discover_end !=
+						 DSFS_DISCOVER_SEEDS))
+		fprintf(f, ",discover_range=%llu-%llu",
+			(unsigned long long)c->discover_first,
+			(unsigned long long)c->discover_end);
 }
 
 char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *c)
@@ -314,6 +374,10 @@ int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 	uint64_t n, count = 0, i;
 	int err;
 
+	if (cfg->discover) {
+		snprintf(why, whylen, "seed=discover: no order is known before a loader's first opens reveal its seed");
+		return -EINVAL;
+	}
 	err = dsfs_layout_build(root_fd, cfg->dataset, cfg->layout, cfg->list,
 				&layout, why, whylen);
 	if (err)

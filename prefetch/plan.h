@@ -24,6 +24,7 @@
 struct dsfs_plan_opts {
 	char *sampler, *seed, *epoch, *layout, *dataset, *list;
 	char *world, *rank, *ranks;
+	char *discover_threads, *discover_range;
 	int drop_last, persistent_workers;
 };
 
@@ -35,6 +36,10 @@ struct dsfs_plan_cfg {
 	bool epoch_auto;	/* detect the epoch from the accesses */
 	uint64_t epoch;		/* the epoch to start from otherwise */
 	uint32_t rank_first, rank_last;	/* local ranks (distributed) */
+	/* seed=discover (torch-random): search each epoch's seed. */
+	bool discover;
+	unsigned discover_threads;	/* 0: the online CPUs */
+	uint64_t discover_first, discover_end; /* seeds searched */
 };
 
 /*

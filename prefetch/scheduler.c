@@ -23,6 +23,7 @@
 #include "beneath.h"
 #include "log.h"
 #include "scheduler.h"
+#include "seek.h"
 
 #define RECENT 1024
 #define REPEAT_WINDOW 32
@@ -60,12 +61,15 @@ struct dsfs_sched {
 	uint64_t recent[RECENT][2];
 	uint64_t reports;
 	struct dsfs_ratelimit log_rl;	/* log_change_locked's lines */
+	struct dsfs_seek *seek;		/* seed=discover, else NULL; lock */
 };
 
 struct fetch {
 	struct dsfs_sched *s;
 	struct dsfs_cache_entry *e;
 };
+
+static void publish_now_locked(struct dsfs_sched *s);
 
 static void fetch_done(void *arg, int result)
 {
@@ -324,6 +328,29 @@ static void prepare_all_locked(struct dsfs_sched *s)
 			dsfs_tracker_prepare_next(s->ranks[i].t);
 }
 
+/* seed=discover: a search ended; follow the epoch it found.  Called with
+ * s->lock held. */
+static void seek_poll_locked(struct dsfs_sched *s)
+{
+	struct srank *r = &s->ranks[0];
+	struct dsfs_tracker_state st;
+	struct dsfs_tracker *t;
+
+	if (dsfs_seek_poll(s->seek, &t) != 1)
+		return;
+	dsfs_tracker_free(r->t);
+	r->t = t;
+	dsfs_tracker_state(t, &st);
+	r->epoch = st.epoch;
+	/* The loader is at the frontier by now: fetch from there (what lies
+	 * before it was read, or is being read, around the cache). */
+	r->fetched = st.frontier;
+	r->lead_from = st.low;
+	r->blocked = false;
+	lead_move_locked(s, r, st.low, true);
+	publish_now_locked(s);
+}
+
 static void *sched_thread(void *arg)
 {
 	struct dsfs_sched *s = arg;
@@ -331,6 +358,8 @@ static void *sched_thread(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
+		if (s->seek)
+			seek_poll_locked(s);
 		if (next_locked(s, &pk)) {
 			pthread_mutex_unlock(&s->lock);
 			if (fetch_sample(s, pk.idx, pk.when) == -ENOSPC) {
@@ -343,6 +372,14 @@ static void *sched_thread(void *arg)
 		}
 		/* Off the access path: the next epochs' orders, if not yet. */
 		prepare_all_locked(s);
+		if (s->seek && dsfs_seek_reapable(s->seek)) {
+			/* Ended searches are joined without the lock (their
+			 * end wakes us under it); then look again. */
+			pthread_mutex_unlock(&s->lock);
+			dsfs_seek_reap(s->seek);
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
 		pthread_cond_wait(&s->wake, &s->lock);
 	}
 	while (s->inflight) /* completions still reference s */
@@ -417,12 +454,42 @@ static int ranks_init(struct dsfs_sched *s)
 		return -ENOMEM;
 	for (i = 0; i < s->nranks; i++)
 		s->ranks[i].rank = p->rank_first + i;
+	if (p->discover)
+		return 0; /* trackers come from the searches (seek_poll_locked) */
 	for (i = 0; i < (p->epoch_auto ? 1 : s->nranks); i++) {
 		err = rank_tracker(s, &s->ranks[i], p->epoch_auto, p->epoch);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+/* A seed search ended (called by its last thread, no lock held). */
+static void sched_wake(void *arg)
+{
+	struct dsfs_sched *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* seed=discover: the per-epoch search (seek.h). */
+static int seek_init(struct dsfs_sched *s)
+{
+	const struct dsfs_plan_cfg *p = s->cfg.plan;
+	uint64_t n = dsfs_layout_count(s->cfg.layout);
+	struct dsfs_seek_cfg sc = {
+		.n = n,
+		.first = p->discover_first,
+		.end = p->discover_end,
+		.threads = p->discover_threads,
+		.window = window_for(n),
+		.wake = sched_wake,
+		.arg = s,
+	};
+
+	return dsfs_seek_new(&sc, &s->seek);
 }
 
 int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
@@ -436,19 +503,20 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 		return -ENOMEM;
 	s->cfg = *cfg;
 	s->prefix_len = strcmp(p->dataset, ".") ? strlen(p->dataset) + 1 : 0;
-	err = ranks_init(s);
-	if (err) {
-		ranks_free(s);
-		free(s);
-		return err;
-	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
+	err = ranks_init(s);
+	if (!err && p->discover)
+		err = seek_init(s);
 	/* Nothing is planned until an access places the loader. */
 	dsfs_cache_set_now(s->cfg.cache, DSFS_CACHE_NEVER);
-	err = -pthread_create(&s->thread, NULL, sched_thread, s);
+	if (!err)
+		err = -pthread_create(&s->thread, NULL, sched_thread, s);
 	if (err) {
+		dsfs_seek_free(s->seek);
 		ranks_free(s);
+		pthread_cond_destroy(&s->wake);
+		pthread_mutex_destroy(&s->lock);
 		free(s);
 		return err;
 	}
@@ -465,6 +533,8 @@ void dsfs_sched_stop(struct dsfs_sched *s)
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
+	/* Before the lock goes: a search's end takes it (sched_wake). */
+	dsfs_seek_free(s->seek);
 	/* Nothing planned any more: the cache's entries age out by CLOCK. */
 	dsfs_cache_set_now(s->cfg.cache, DSFS_CACHE_NEVER);
 	ranks_free(s);
@@ -609,6 +679,27 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 		dsfs_info("plan: %sepoch %llu begun", who, e);
 }
 
+/*
+ * seed=discover: the open goes to the search of its epoch and, once the
+ * epoch's order is known, to its tracker.  An open that starts a new epoch
+ * drops the old epoch's tracker.  Called with s->lock held.
+ */
+static void seek_access_locked(struct dsfs_sched *s, uint64_t idx)
+{
+	struct srank *r = &s->ranks[0];
+
+	if (dsfs_seek_access(s->seek, idx)) {
+		dsfs_tracker_free(r->t);
+		r->t = NULL;
+		r->fetched = r->lead_from = r->lead_bytes = 0;
+	}
+	if (r->t)
+		dsfs_tracker_access(r->t, idx);
+	r->blocked = false;
+	publish_now_locked(s);
+	pthread_cond_signal(&s->wake);
+}
+
 static void access_locked(struct dsfs_sched *s, uint64_t idx)
 {
 	struct srank *r = route_locked(s, idx);
@@ -616,6 +707,10 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 	int got;
 	uint32_t i;
 
+	if (s->seek) {
+		seek_access_locked(s, idx);
+		return;
+	}
 	if (!r->t)
 		return;
 	dsfs_tracker_state(r->t, &was);
@@ -682,6 +777,9 @@ void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st)
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&s->lock);
 	st->nranks = s->nranks;
+	st->discover = s->seek != NULL;
+	if (s->seek)
+		dsfs_seek_stats(s->seek, &st->seek);
 	for (i = 0; i < s->nranks; i++) {
 		rank_stats_locked(s, &s->ranks[i], &rs);
 		if (i < DSFS_SCHED_STATS_RANKS)

@@ -40,6 +40,7 @@
 #include "io.h"
 #include "layout.h"
 #include "plan.h"
+#include "seek.h"
 #include "tracker.h"
 
 struct dsfs_sched;
@@ -73,6 +74,8 @@ struct dsfs_sched_stats {
 	uint64_t lead_bytes;
 	uint64_t prefetch_bytes; /* bytes fetched by the plan */
 	uint64_t prefetch_errors;
+	bool discover;		/* seed=discover: seek is valid */
+	struct dsfs_seek_stats seek;
 	uint32_t nranks;	/* local ranks; the first
 				   DSFS_SCHED_STATS_RANKS are in ranks[] */
 	struct dsfs_sched_rank_stats ranks[DSFS_SCHED_STATS_RANKS];

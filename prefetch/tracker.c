@@ -54,6 +54,7 @@ struct dsfs_tracker {
 	uint32_t nvotes;
 	/* Detection. */
 	uint32_t group;		/* local ranks rank .. rank + group - 1 */
+	bool fixed;		/* dsfs_tracker_new_fixed(): one epoch only */
 	uint64_t detect_base, hint_first, hint_count;
 	uint32_t collected[DSFS_TRACKER_DETECT_SAMPLES];
 	uint32_t ncollected;
@@ -71,23 +72,12 @@ static void bit_set(uint64_t *b, uint64_t i)
 
 /* Replace ep's order with epoch e's of rank `rank` under cfg.  On failure
  * ep is left not ready.  O(n). */
-static int epoch_build_as(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep,
-			  uint64_t e, const struct dsfs_sampler_cfg *cfg,
-			  uint32_t rank)
+/* Fill ep's inverse and repeats from ep->order (ep->count positions, set
+ * by the caller) and make it ready; on failure ep->order is freed.  O(n). */
+static int epoch_index(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep)
 {
 	uint64_t p, k = 0;
-	int err;
 
-	free(ep->order);
-	free(ep->dups);
-	ep->order = NULL;
-	ep->dups = NULL;
-	ep->ndups = 0;
-	ep->ready = false;
-	ep->epoch = e;
-	err = dsfs_sampler_order(cfg, t->n, e, rank, &ep->order, &ep->count);
-	if (err)
-		return err;
 	memset(ep->inv, 0xff, t->n * sizeof(*ep->inv));
 	for (p = 0; p < ep->count; p++) {
 		if (ep->inv[ep->order[p]] == NO_POS)
@@ -109,6 +99,26 @@ static int epoch_build_as(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep,
 	ep->ready = true;
 	return 0;
 }
+
+static int epoch_build_as(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep,
+			  uint64_t e, const struct dsfs_sampler_cfg *cfg,
+			  uint32_t rank)
+{
+	int err;
+
+	free(ep->order);
+	free(ep->dups);
+	ep->order = NULL;
+	ep->dups = NULL;
+	ep->ndups = 0;
+	ep->ready = false;
+	ep->epoch = e;
+	err = dsfs_sampler_order(cfg, t->n, e, rank, &ep->order, &ep->count);
+	if (err)
+		return err;
+	return epoch_index(t, ep);
+}
+
 
 /* Epoch e's order of this tracker's rank.  O(n). */
 static int epoch_build(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep,
@@ -231,6 +241,8 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t)
 
 	if (t->mode == DSFS_TRACKER_DETECTING || !t->cur.ready)
 		return -EAGAIN;
+	if (t->fixed)
+		return -ESRCH; /* one epoch's order, given: no other known */
 	if (t->next.ready && t->next.epoch == t->cur.epoch + 1)
 		return 0;
 	if (t->next.err && t->next.epoch == t->cur.epoch + 1)
@@ -600,46 +612,92 @@ void dsfs_tracker_free(struct dsfs_tracker *t)
 	free(t);
 }
 
+/* A tracker of n samples with both inverse arrays, not yet following any
+ * epoch; NULL when out of memory. */
+static struct dsfs_tracker *tracker_alloc(uint64_t n, uint32_t window)
+{
+	struct dsfs_tracker *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->n = n;
+	t->window = window ? window : DSFS_TRACKER_WINDOW_DEFAULT;
+	t->group = 1;
+	t->cur.inv = malloc(n * sizeof(*t->cur.inv));
+	t->next.inv = malloc(n * sizeof(*t->next.inv));
+	if (!t->cur.inv || !t->next.inv) {
+		dsfs_tracker_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* Follow the current epoch, whose order err says was built (0) or not:
+ * *out = t, or t is freed and the error returned. */
+static int tracker_start(struct dsfs_tracker *t, int err,
+			 struct dsfs_tracker **out)
+{
+	t->mode = t->tracking = DSFS_TRACKER_CONFIGURED;
+	if (!err)
+		err = bitmap_reserve(t, t->cur.count);
+	if (err) {
+		dsfs_tracker_free(t);
+		return err;
+	}
+	progress_reset(t);
+	*out = t;
+	return 0;
+}
+
 int dsfs_tracker_new(const struct dsfs_sampler_cfg *s, uint64_t n,
 		     uint32_t rank, bool epoch_auto, uint64_t epoch,
 		     uint32_t window, struct dsfs_tracker **out)
 {
 	struct dsfs_tracker *t;
-	int err = -ENOMEM;
 
 	*out = NULL;
 	if (s->kind == DSFS_SAMPLER_NONE || n == 0 || n > DSFS_SAMPLER_MAX_N ||
 	    (s->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED &&
 	     (s->world == 0 || rank >= s->world)))
 		return -EINVAL;
-	t = calloc(1, sizeof(*t));
+	t = tracker_alloc(n, window);
 	if (!t)
 		return -ENOMEM;
 	t->cfg = *s;
-	t->n = n;
 	t->rank = s->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ? rank : 0;
-	t->window = window ? window : DSFS_TRACKER_WINDOW_DEFAULT;
-	t->group = 1;
-	t->cur.inv = malloc(n * sizeof(*t->cur.inv));
-	t->next.inv = malloc(n * sizeof(*t->next.inv));
-	if (!t->cur.inv || !t->next.inv)
-		goto fail;
 	if (epoch_auto) {
 		t->mode = DSFS_TRACKER_DETECTING;
 		t->detect_base = epoch;
 		*out = t;
 		return 0;
 	}
-	t->mode = t->tracking = DSFS_TRACKER_CONFIGURED;
-	err = epoch_build(t, &t->cur, epoch);
-	if (!err)
-		err = bitmap_reserve(t, t->cur.count);
-	if (err)
-		goto fail;
-	progress_reset(t);
-	*out = t;
-	return 0;
-fail:
-	dsfs_tracker_free(t);
-	return err;
+	return tracker_start(t, epoch_build(t, &t->cur, epoch), out);
+}
+
+int dsfs_tracker_new_fixed(uint32_t *order, uint64_t count, uint64_t n,
+			   uint64_t epoch, uint32_t window,
+			   struct dsfs_tracker **out)
+{
+	struct dsfs_tracker *t;
+	uint64_t p;
+
+	*out = NULL;
+	for (p = 0; p < count && n && n <= DSFS_SAMPLER_MAX_N; p++)
+		if (order[p] >= n)
+			break;
+	if (!n || n > DSFS_SAMPLER_MAX_N || !count || p < count) {
+		free(order);
+		return -EINVAL;
+	}
+	t = tracker_alloc(n, window);
+	if (!t) {
+		free(order);
+		return -ENOMEM;
+	}
+	t->cfg.kind = DSFS_SAMPLER_SEQUENTIAL; /* never asked: fixed */
+	t->fixed = true;
+	t->cur.order = order;
+	t->cur.count = count;
+	t->cur.epoch = epoch;
+	return tracker_start(t, epoch_index(t, &t->cur), out);
 }

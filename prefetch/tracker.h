@@ -87,6 +87,18 @@ int dsfs_tracker_new(const struct dsfs_sampler_cfg *s, uint64_t n,
 		     uint32_t rank, bool epoch_auto, uint64_t epoch,
 		     uint32_t window, struct dsfs_tracker **out);
 
+/*
+ * A tracker following one epoch whose order is given (a seed discovered for
+ * that epoch alone: no other epoch is known).  Takes order (malloc'd, count
+ * positions, each < n) whatever it returns.  It tracks like a configured
+ * tracker but never switches epochs: dsfs_tracker_prepare_next() gives
+ * -ESRCH, dsfs_tracker_at() stops at count, next uses stay in this epoch.
+ * 0 and *out, -EINVAL (n = 0, an index >= n, count = 0) or -ENOMEM.  O(n).
+ */
+int dsfs_tracker_new_fixed(uint32_t *order, uint64_t count, uint64_t n,
+			   uint64_t epoch, uint32_t window,
+			   struct dsfs_tracker **out);
+
 void dsfs_tracker_free(struct dsfs_tracker *t);
 
 /*

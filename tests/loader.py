@@ -14,6 +14,13 @@ that keeps the bytes, for epochs FIRST..LAST:
   iterating E epochs from its creation: FIRST must be 0.
 - distributed: DistributedSampler(ds, num_replicas=W, rank=R, seed=S,
   shuffle=True) with set_epoch(E) before each epoch.
+- unseeded: shuffle=True and no generator, after torch.manual_seed(S) and
+  a model's initialisation (which draws from the global RNG): every epoch
+  the RandomSampler seeds a fresh generator from the global RNG, as most
+  training scripts do.  FIRST must be 0.  --find-seed SPREAD prints, and
+  exits, "S s0 s1 ..." for the first S >= --seed whose epochs FIRST..LAST
+  draw effective (low 32 bits) seeds s0, s1, ... within SPREAD of each
+  other (a test can then search a narrow slice).
 Before each epoch, optionally, page caches are dropped (standing for a data
 set larger than memory) and the processes sharing --barrier DIR (N of them,
 each with its own --rank) wait for each other, twice: before the drop, so no
@@ -89,7 +96,9 @@ def drop_caches():
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("root")
-    ap.add_argument("--mode", required=True, choices=["torch-random", "distributed"])
+    ap.add_argument("--mode", required=True,
+                    choices=["torch-random", "distributed", "unseeded"])
+    ap.add_argument("--find-seed", type=int, default=0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("--last", type=int, default=0)
@@ -103,7 +112,7 @@ def parse_args():
     ap.add_argument("--list")
     ap.add_argument("--source")
     a = ap.parse_args()
-    if a.mode == "torch-random" and a.first != 0:
+    if a.mode in ("torch-random", "unseeded") and a.first != 0:
         die("--mode torch-random: --first must be 0 (epoch E's order needs the "
             "E epochs before it from the same generator)")
     if a.last < a.first:
@@ -111,9 +120,45 @@ def parse_args():
     return a
 
 
+def start_unseeded(seed):
+    """A training script's start: the global seed, then a model's init."""
+    torch.manual_seed(seed)
+    torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(),
+                        torch.nn.Linear(64, 10))
+
+
+def next_epoch_seed():
+    """The effective seed the next unseeded epoch draws, from a state copy:
+    the iterator draws the workers' base seed, then the RandomSampler its
+    generator's seed; MT19937 keeps the low 32 bits."""
+    state = torch.get_rng_state()
+    torch.empty((), dtype=torch.int64).random_()
+    seed = int(torch.empty((), dtype=torch.int64).random_().item())
+    torch.set_rng_state(state)
+    return seed & 0xffffffff
+
+
+def find_seed(a):
+    """The first global seed >= a.seed whose epochs' seeds are close."""
+    for s in range(a.seed, a.seed + 100000):
+        start_unseeded(s)
+        seeds = []
+        for _ in range(a.last + 1):
+            seeds.append(next_epoch_seed())
+            torch.empty((), dtype=torch.int64).random_()
+            torch.empty((), dtype=torch.int64).random_()
+        if max(seeds) - min(seeds) < a.find_seed:
+            print(s, *seeds)
+            return
+    die("no global seed in %d..%d" % (a.seed, a.seed + 100000))
+
+
 def make_loader(a, ds):
     """The DataLoader and, for distributed, its sampler (for set_epoch)."""
     common = dict(batch_size=a.batch_size, num_workers=2, collate_fn=keep)
+    if a.mode == "unseeded":
+        start_unseeded(a.seed)
+        return DataLoader(ds, shuffle=True, **common), None
     if a.mode == "torch-random":
         g = torch.Generator().manual_seed(a.seed)
         return DataLoader(ds, shuffle=True, generator=g, **common), None
@@ -153,6 +198,9 @@ def check_source(a, ds, digests):
 
 def main():
     a = parse_args()
+    if a.find_seed:
+        find_seed(a)
+        return
     folder = ImageFolder(os.path.abspath(a.root), loader=read_bytes)
     ds = Indexed(folder)
     loader, sampler = make_loader(a, ds)
@@ -167,6 +215,8 @@ def main():
             drop_caches()
         if a.barrier:
             barrier(a.barrier, "e%d-go" % e, a.rank, a.parties)
+        if a.mode == "unseeded":
+            print("epoch=%d effective_seed=%d" % (e, next_epoch_seed()), flush=True)
         n, nbytes, secs = run_epoch(a, loader, digests, listing)
         if n != len(loader.sampler):
             die("epoch %d: %d samples, the sampler has %d" % (e, n, len(loader.sampler)))

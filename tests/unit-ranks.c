@@ -150,8 +150,47 @@ static void test_group_args(void)
 	dsfs_tracker_free(t);
 }
 
+/* A tracker of one given epoch (seed=discover): follows it, knows no
+ * other, and refuses orders that are not permutations of indices < n. */
+static void test_fixed(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker_state st;
+	struct dsfs_tracker *t;
+	uint64_t count, p, idx, bad = 0;
+	uint32_t *o, *copy;
+
+	unit_cfg(&c, DSFS_SAMPLER_PYTHON_SHUFFLE, 5, 1);
+	o = order_of(&c, 0, 0, &count);
+	copy = malloc(count * sizeof(*copy));
+	CHECK(copy != NULL);
+	memcpy(copy, o, count * sizeof(*copy));
+	CHECK(dsfs_tracker_new_fixed(copy, count, N, 7, 16, &t) == 0);
+	CHECK(dsfs_tracker_time(t, 3) == 7 * count + 3);
+	for (p = 0; p < count; p++) {
+		bad += dsfs_tracker_access(t, o[p]) != DSFS_TRACK_IN_PLAN;
+		bad += dsfs_tracker_next_use(t, o[p]) != DSFS_TRACKER_NEVER;
+	}
+	CHECK(bad == 0);
+	dsfs_tracker_state(t, &st);
+	CHECK(st.epoch == 7 && st.low == count && st.mispredictions == 0);
+	CHECK(dsfs_tracker_prepare_next(t) == -ESRCH);
+	CHECK(dsfs_tracker_at(t, count - 1, &idx) == 0 && idx == o[count - 1]);
+	CHECK(dsfs_tracker_at(t, count, &idx) == -ESRCH);
+	/* Another epoch's opens are mispredictions, never a switch. */
+	CHECK(dsfs_tracker_access(t, o[0]) == DSFS_TRACK_MISS);
+	dsfs_tracker_free(t);
+	copy = malloc(2 * sizeof(*copy));
+	CHECK(copy != NULL);
+	copy[0] = 0;
+	copy[1] = N; /* out of range */
+	CHECK(dsfs_tracker_new_fixed(copy, 2, N, 0, 16, &t) == -EINVAL && !t);
+	free(o);
+}
+
 int main(void)
 {
+	test_fixed();
 	test_times();
 	test_group_detect(2, true);
 	test_group_detect(1, false);

@@ -81,6 +81,11 @@ void dsfs_render_plan(const struct dsfs_snap *s)
 	printf(ROW "%.0f of %.0f opens\n", "mispredictions",
 	       dsfs_snap_num(s, "plan.mispredictions"),
 	       dsfs_snap_num(s, "plan.accesses"));
+	if (dsfs_snap_get(s, "plan.searches"))
+		printf(ROW "%.0f searches, %.0f found, %.1f s in all\n",
+		       "seed search", dsfs_snap_num(s, "plan.searches"),
+		       dsfs_snap_num(s, "plan.discovered"),
+		       dsfs_snap_num(s, "plan.search_seconds"));
 	print_ranks(s);
 }
 

@@ -1,0 +1,58 @@
+#!/bin/bash
+# t-discover: with seed=discover, an unseeded torch DataLoader(shuffle=True, num_workers=2) after torch.manual_seed and a model's initialisation is followed: each epoch's effective seed is found from its first opens (searching a slice around the true seeds), and after discovery >= 95% of the bytes read are hits.
+set -euo pipefail
+. "$srcdir/lib.sh"
+require_root
+require_torch
+
+make_volume 1024
+SRC="$VOL/src"
+MNT="$WORK/mnt"
+mkdir "$SRC" "$MNT"
+bytes=$(make_imagefolder "$SRC/train" 16 50 60) # 800 files, ~47 MiB
+sync
+# A global seed whose two epochs draw seeds within 2^20 of each other, so
+# that one narrow slice of the seed space holds both.
+read -r gseed s0 s1 < <("$PY" "$srcdir/loader.py" "$SRC/train" \
+	--mode unseeded --seed 1 --last 1 --find-seed $((1 << 20)))
+lo=$(((s0 < s1 ? s0 : s1) - (1 << 18))) hi=$(((s0 > s1 ? s0 : s1) + (1 << 18)))
+((lo >= 0)) || lo=0
+((hi <= 1 << 32)) || hi=$((1 << 32))
+say "global seed $gseed: epochs draw seeds $s0 and $s1; searching $lo-$hi"
+
+mount_dsfs "$SRC" "$MNT" -o "cache_size=$((bytes / 2 / 1048576))M,hugepages=off,sampler=torch-random,seed=discover,layout=imagefolder,dataset=train,discover_range=$lo-$hi,discover_threads=2"
+[[ $(stat_of plan.seed) == '"discover"' ]] || fail "plan.seed before any search: $(stat_of plan.seed)"
+
+# Sample the stats while the loader runs: the reads and hits while each
+# epoch's order is known ("discovered") are what the prefetch could serve.
+(while [[ ! -e $WORK/done ]]; do
+	echo "$(stat_of plan.detected) $(stat_of read_bytes) $(stat_of hit_bytes)"
+	sleep 0.1
+done) >"$WORK/samples" &
+poller=$!
+"$PY" "$srcdir/loader.py" "$MNT/train" --mode unseeded --seed "$gseed" \
+	--last 1 --drop-caches --sleep-ms 40 --source "$SRC/train" >"$WORK/loader.out" ||
+	fail "loader: $(cat "$WORK/loader.out")"
+touch "$WORK/done"
+wait "$poller"
+cat "$WORK/loader.out" >&2
+
+log=${DSFS_LOG[$(realpath "$MNT")]}
+grep "plan:" "$log" >&2 || true
+getfattr --absolute-names -n user.dsfs.stats --only-values "$MNT" | grep "^plan\.\|read_bytes\|hit_bytes" >&2
+grep -q "epoch 0: discovered seed $s0 " "$log" || fail "epoch 0's seed $s0 not discovered"
+grep -q "epoch 1: discovered seed $s1 " "$log" || fail "epoch 1's seed $s1 not discovered"
+[[ $(stat_of plan.seed) == "$s1" ]] || fail "plan.seed $(stat_of plan.seed), not $s1"
+[[ $(stat_of plan.discovered) == 2 ]] || fail "plan.discovered $(stat_of plan.discovered)"
+[[ $(stat_of plan.detected) == '"discovered"' ]] || fail "plan.detected $(stat_of plan.detected)"
+say "searches $(stat_of plan.searches), $(stat_of plan.search_seconds) s; hits $(stat_of hit_bytes) of $(stat_of read_bytes) bytes in all"
+"$DSFS_STATS" "$MNT" | grep -q "seed search  *2 searches, 2 found" || fail "dsfs-stats: $("$DSFS_STATS" "$MNT")"
+# Reads and hits between each discovery and the end of its epoch.
+read -r r h < <(awk '
+	{ if ($1 == "\"discovered\"" && on) { r += $2 - r0; h += $3 - h0 }
+	  on = $1 == "\"discovered\""; r0 = $2; h0 = $3 }
+	END { print r + 0, h + 0 }' "$WORK/samples")
+say "after discovery: $h of $r bytes hit"
+((r > bytes / 2)) || fail "only $r bytes read after discovery (of $((2 * bytes)))"
+((h * 100 >= r * 95)) || fail "after discovery only $h of $r bytes hit"
+unmount_dsfs "$MNT"
