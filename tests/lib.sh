@@ -152,39 +152,50 @@ PYEOF
 	sync
 }
 
-# mount_dsfs SRC MNT [dsfs args...]: start the daemon in the foreground in
-# the background, stderr to a log in $WORK, and wait until MNT is a
-# fuse.dsfs mount.  DSFS_NOFILE=N sets the daemon's open-file limit;
-# DSFS_CGROUP=DIR puts it in that cgroup (v1: a directory with cgroup.procs).
-# SIGINT is reset to default: bash starts background jobs with it ignored,
-# and libfuse leaves an ignored signal alone.
-mount_dsfs() {
-	local src=$1 mnt=$2 log pid rc deadline
+# mount_fuse TYPE MNT CMD [ARGS...]: start CMD, a FUSE daemon that stays in
+# the foreground, in the background, stderr to a log in $WORK, and wait until
+# MNT (absolute, resolved) is a mount of TYPE ("" for any).  The daemon is
+# recorded like mount_dsfs's (cleanup, reap, unmount_dsfs).  DSFS_NOFILE=N
+# sets its open-file limit; DSFS_CGROUP=DIR puts it in that cgroup (v1: a
+# directory with cgroup.procs).  SIGINT is reset to default: bash starts
+# background jobs with it ignored, and libfuse leaves an ignored signal alone.
+mount_fuse() {
+	local type=$1 mnt=$2 log pid rc deadline
 	shift 2
 
-	mnt=$(realpath "$mnt")
 	log="$WORK/dsfs.$((++DSFS_NLOG)).log"
 	(
 		if [[ -n ${DSFS_NOFILE:-} ]]; then ulimit -n "$DSFS_NOFILE"; fi
 		if [[ -n ${DSFS_CGROUP:-} ]]; then echo "$BASHPID" >"$DSFS_CGROUP/cgroup.procs"; fi
-		exec env --default-signal=INT "$DSFS" "$src" "$mnt" -f "$@"
+		exec env --default-signal=INT "$@"
 	) 2>"$log" &
 	pid=$!
 	DSFS_PID[$mnt]=$pid
 	DSFS_LOG[$mnt]=$log
 	track_mount "$mnt"
 	deadline=$((SECONDS + 20))
-	until is_mounted "$mnt" fuse.dsfs; do
+	until is_mounted "$mnt" "$type"; do
 		if ! pid_alive "$pid"; then
 			rc=0
 			wait "$pid" || rc=$?
 			cat "$log" >&2
 			unset "DSFS_PID[$mnt]"
-			fail "dsfs $src $mnt $* exited ($rc) before mounting"
+			fail "$* exited ($rc) before mounting"
 		fi
-		((SECONDS < deadline)) || fail "dsfs $src $mnt $*: not mounted after 20 s"
+		((SECONDS < deadline)) || fail "$*: not mounted after 20 s"
 		sleep 0.02
 	done
+}
+
+# mount_dsfs SRC MNT [dsfs args...]: start the daemon in the foreground in
+# the background (mount_fuse: log, DSFS_NOFILE, DSFS_CGROUP) and wait until
+# MNT is a fuse.dsfs mount.
+mount_dsfs() {
+	local src=$1 mnt
+
+	mnt=$(realpath "$2")
+	shift 2
+	mount_fuse fuse.dsfs "$mnt" "$DSFS" "$src" "$mnt" -f "$@"
 }
 
 # check_plan_stats MNT EPOCH MIN_READ: `dsfs-stats --json MNT` shows the

@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
-           [--batch-size B] [--sleep-ms MS] [--drop-caches]
+           [--batch-size B] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
 
 torchvision.datasets.ImageFolder(ROOT) with a loader that returns the file's
@@ -22,7 +22,8 @@ that keeps the bytes, for epochs FIRST..LAST:
   draw effective (low 32 bits) seeds s0, s1, ... within SPREAD of each
   other (a test can then search a narrow slice).
 Before each epoch, optionally, page caches are dropped (standing for a data
-set larger than memory) and the processes sharing --barrier DIR (N of them,
+set larger than memory; --drop-caches-first: before the first epoch only,
+so the later ones are warm) and the processes sharing --barrier DIR (N of them,
 each with its own --rank) wait for each other, twice: before the drop, so no
 one drops while another still reads, and after it, so all start together.
 Each batch is followed by a sleep of MS milliseconds standing for compute.
@@ -106,7 +107,9 @@ def parse_args():
     ap.add_argument("--rank", type=int, default=0)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--sleep-ms", type=float, default=0)
-    ap.add_argument("--drop-caches", action="store_true")
+    drop = ap.add_mutually_exclusive_group()
+    drop.add_argument("--drop-caches", action="store_true")
+    drop.add_argument("--drop-caches-first", action="store_true")
     ap.add_argument("--barrier")
     ap.add_argument("--parties", type=int, default=1)
     ap.add_argument("--list")
@@ -211,7 +214,7 @@ def main():
             sampler.set_epoch(e)
         if a.barrier:
             barrier(a.barrier, "e%d-ready" % e, a.rank, a.parties)
-        if a.drop_caches:
+        if a.drop_caches or (a.drop_caches_first and e == a.first):
             drop_caches()
         if a.barrier:
             barrier(a.barrier, "e%d-go" % e, a.rank, a.parties)

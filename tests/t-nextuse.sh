@@ -28,38 +28,15 @@ run_epochs() {
 	done
 }
 
-# simulate PAGES: MIN's byte hit ratio, in percent, over the same epochs.
+# simulate BYTES: MIN's byte hit ratio, in percent, over the same epochs and
+# a cache of BYTES (tests/minsim.py).
 simulate() {
-	"$PY" - "$SRC/train" "$WORK/order" "$EPOCHS" "$1" <<'PYEOF'
-import os, sys
-root, prefix, epochs, budget = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-orders = [[l.rstrip("\n") for l in open(prefix + str(e))] for e in range(epochs + 1)]
-size = {p: os.stat(os.path.join(root, p)).st_size for p in orders[0]}
-pages = {p: (s + 4095) // 4096 for p, s in size.items()}
-pos = [{p: i for i, p in enumerate(o)} for o in orders]
-n = len(orders[0])
-cached, used, hit, total = {}, 0, 0, 0
-for e in range(epochs):
-    for p in orders[e]:
-        total += size[p]
-        nxt = (e + 1) * n + pos[e + 1][p]
-        if p in cached:
-            hit += size[p]
-            cached[p] = nxt
-            continue
-        if not pages[p]:
-            continue
-        while used + pages[p] > budget:
-            far = max(cached, key=cached.get, default=None)
-            if far is None or cached[far] <= nxt:
-                break
-            used -= pages[far]
-            del cached[far]
-        if used + pages[p] <= budget:
-            cached[p] = nxt
-            used += pages[p]
-print("%.2f" % (100.0 * hit / total))
-PYEOF
+	local e orders=()
+
+	for ((e = 0; e <= EPOCHS; e++)); do
+		orders+=("$WORK/order$e")
+	done
+	"$PY" "$srcdir/minsim.py" "$SRC/train" "$1" "${orders[@]}"
 }
 
 say "no prefetch (lead_max=0): the plan only orders eviction"
@@ -68,7 +45,7 @@ cap=$(stat_of cache.capacity_bytes)
 run_epochs
 read=$(stat_of read_bytes) hit=$(stat_of hit_bytes)
 unmount_dsfs "$MNT"
-sim=$(simulate $((cap / 4096)))
+sim=$(simulate "$cap")
 data=$(du -sb "$SRC/train" | cut -f1)
 dsfs=$("$PY" -c "print('%.2f' % (100.0 * $hit / $read))")
 say "data $data bytes, cache $cap: dsfs hit $dsfs% of $read bytes, MIN $sim%"

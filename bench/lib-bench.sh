@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# lib-bench.sh: the measuring helpers of bench/run, sourced after tests/lib.sh
+# (which owns $WORK, $VOL, $LOOP and the cleanup of every mount).
+#
+# Every figure goes through `record` into $RESULTS, one line a measurement:
+#   ROUND SET CONFIG key=value...
+# and every fact about the run through `meta` ("meta KEY VALUE..."), which
+# bench/report.py turns into the Markdown report.  Single-threaded: the
+# driver runs one measurement at a time, so nothing here is shared.
+
+# shellcheck disable=SC2034 # variables used by bench/run
+
+BENCH_BIN=$top_builddir/bench	# shufread, mkdataset (built by make)
+SHUFREAD=$BENCH_BIN/shufread
+MKDATASET=$BENCH_BIN/mkdataset
+HZ=$(getconf CLK_TCK)
+RESULTS=$WORK/results.txt
+ROUND=0
+MNT=$WORK/mnt	# the one FUSE mount point, dsfs or passthrough
+FUSE_PID=	# its daemon, while mounted
+CGROUP=		# a memory cgroup (v1 directory) for the next reader, or none
+declare -A CG=()	# name -> memory cgroup directory (cg_make)
+
+# progress MESSAGE: to stderr, so stdout carries the report alone.
+progress() {
+	say "$@" >&2
+}
+
+# record SET CONFIG KEY=VALUE...: one measurement of round $ROUND.
+record() {
+	local set=$1 cfg=$2
+
+	shift 2
+	echo "$ROUND $set $cfg $*" >>"$RESULTS"
+}
+
+# meta KEY VALUE...: a fact about the run for the report's header.
+meta() {
+	echo "meta $*" >>"$RESULTS"
+}
+
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+}
+
+# storage_bytes: bytes read from the volume's loop device since it was made.
+storage_bytes() {
+	awk '{ printf "%.0f\n", $3 * 512 }' "/sys/block/${LOOP#/dev/}/stat"
+}
+
+# cpu_seconds PID: the process's user plus system CPU time.  Fields 14 and
+# 15 of /proc/PID/stat, counted after the command name (which may hold
+# spaces), where they are the 12th and 13th.
+cpu_seconds() {
+	awk -v hz="$HZ" '{ sub(/.*\) /, ""); printf "%.2f\n", ($12 + $13) / hz }' \
+		"/proc/$1/stat"
+}
+
+# peak_kib PID: the peak resident set (VmHWM) plus the hugetlb pages the
+# process maps, which VmHWM leaves out.
+peak_kib() {
+	awk '/^(VmHWM|HugetlbPages):/ { s += $2 } END { print s + 0 }' \
+		"/proc/$1/status"
+}
+
+# in_cgroup CMD...: run CMD in memory cgroup $CGROUP, if one is set.
+in_cgroup() {
+	if [[ -n $CGROUP ]]; then
+		bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP" "$@"
+	else
+		"$@"
+	fi
+}
+
+# reader SET CONFIG ROOT LIST [shufread options...]: one run of the C reader
+# over LIST (paths relative to ROOT, in that order), in $CGROUP if set.
+# Records its figures, the bytes read from storage during the run and, with
+# a FUSE daemon mounted ($FUSE_PID), the daemon's CPU seconds during the run
+# and its peak memory so far.
+reader() {
+	local set=$1 cfg=$2 root=$3 list=$4 out s0 c0 extra=
+
+	shift 4
+	s0=$(storage_bytes)
+	[[ -z $FUSE_PID ]] || c0=$(cpu_seconds "$FUSE_PID")
+	out=$(in_cgroup "$SHUFREAD" -l "$list" "$@" "$root") ||
+		fail "shufread $* $root failed ($set $cfg)"
+	if [[ -n $FUSE_PID ]]; then
+		extra="daemon_cpu_s=$(awk -v a="$c0" -v b="$(cpu_seconds "$FUSE_PID")" \
+			'BEGIN { printf "%.2f", b - a }') daemon_peak_kib=$(peak_kib "$FUSE_PID")"
+	fi
+	record "$set" "$cfg" "${out#round=1 }" \
+		"storage_bytes=$(($(storage_bytes) - s0))" $extra
+}
+
+# cold_reader ...: reader after dropping the page caches.
+cold_reader() {
+	drop_caches
+	reader "$@"
+}
+
+# warm_reader ...: reader after an unmeasured pass over the same list at 4
+# threads, so the run is warm even if another process on the machine
+# dropped the page caches since the last one.
+warm_reader() {
+	in_cgroup "$SHUFREAD" -t 4 -l "$4" "$3" >/dev/null || fail "shufread $3 failed (warming $1 $2)"
+	reader "$@"
+}
+
+# mount_dsfs_at OPTIONS: dsfs over $VOL at $MNT with -o OPTIONS (in the
+# cgroup DSFS_CGROUP, if set), after dropping the page caches.
+mount_dsfs_at() {
+	drop_caches
+	mount_dsfs "$VOL" "$MNT" -o "$1"
+	FUSE_PID=${DSFS_PID[$MNT]}
+}
+
+# build_passthrough: libfuse's passthrough_ll example, as Debian ships it,
+# compiled into $WORK (sets PASSTHROUGH).
+build_passthrough() {
+	local ex=/usr/share/doc/libfuse3-dev/examples
+
+	[[ -r $ex/passthrough_ll.c ]] || skip "$ex/passthrough_ll.c (libfuse3-dev) is needed"
+	PASSTHROUGH=$WORK/passthrough_ll
+	cc -O2 -I"$ex" -o "$PASSTHROUGH" "$ex/passthrough_ll.c" \
+		$(pkg-config --cflags --libs fuse3) 2>"$WORK/passthrough.cc.log" ||
+		{ cat "$WORK/passthrough.cc.log" >&2; fail "could not build $ex/passthrough_ll.c"; }
+}
+
+# mount_passthrough_at: passthrough_ll (its defaults: 1 s timeouts, the
+# page cache kept per open as the kernel decides) over $VOL at $MNT.
+mount_passthrough_at() {
+	drop_caches
+	mount_fuse fuse.passthrough_ll "$MNT" "$PASSTHROUGH" -f -o source="$VOL" "$MNT"
+	FUSE_PID=${DSFS_PID[$MNT]}
+}
+
+# unmount_at: unmount $MNT (dsfs or passthrough); the daemon must exit 0.
+unmount_at() {
+	unmount_dsfs "$MNT"
+	FUSE_PID=
+}
+
+# dsfs_stat KEY: one field of the mounted dsfs's stats (tests/lib.sh).
+dsfs_stat() {
+	stat_of "$1" "$MNT"
+}
+
+# fio_run CONFIG DEPTH: O_DIRECT random 128 KiB reads at queue depth DEPTH
+# over the shard files for $FIO_SECS seconds (io_uring); records MB/s,
+# IOPS and the mean completion latency.  Terse v3 fields: 7 read KiB/s,
+# 8 read IOPS, 16 mean completion latency (microseconds).
+fio_run() {
+	local out
+
+	out=$(fio --name="qd$2" --filename="$FIO_FILES" --rw=randread --bs=128k \
+		--direct=1 --ioengine=io_uring --iodepth="$2" --runtime="$FIO_SECS" \
+		--time_based --readonly --output-format=terse --terse-version=3) ||
+		fail "fio at queue depth $2 failed"
+	record storage "$1" "$(awk -F';' '{ printf "MB_per_s=%.1f iops=%.0f lat_mean_us=%.0f", \
+		$7 * 1.024 / 1000, $8, $16 }' <<<"$out")"
+}
+
+# cg_make NAME BYTES: a v1 memory cgroup limited to BYTES, in CG[NAME]
+# (removed at exit).  Page cache that a member reads is charged to it.
+cg_make() {
+	local dir=/sys/fs/cgroup/memory/dsfs-bench.$$.$1
+
+	mkdir "$dir" || fail "mkdir $dir"
+	at_exit "rmdir $dir"
+	echo "$2" >"$dir/memory.limit_in_bytes" || fail "memory limit $2 for $dir"
+	CG[$1]=$dir
+}
+
+# cg_peak NAME: the cgroup's peak charge since cg_reset.
+cg_peak() {
+	cat "${CG[$1]}/memory.max_usage_in_bytes"
+}
+
+cg_reset() {
+	echo 0 >"${CG[$1]}/memory.max_usage_in_bytes"
+}
+
+# loader_start SEED: the DataLoader service (bench/loader-serve.py), one
+# process for the whole run so torch is imported once.
+loader_start() {
+	coproc LOADER { exec "$PY" "$BENCH_SRC/loader-serve.py" --seed "$1" \
+		--batch-size "${BENCH_LOADER_BATCH:-16}" \
+		--sleep-ms "${BENCH_LOADER_SLEEP_MS:-0}"; }
+	at_exit "kill $LOADER_PID 2>/dev/null"
+}
+
+# loader_run SET CONFIG ROOT EPOCHS: EPOCHS epochs of the DataLoader over
+# the ImageFolder ROOT, the page caches dropped before the first only
+# (epoch 0 cold, the others warm); records each as CONFIG-eN.
+loader_run() {
+	local line e
+
+	echo "$3 $4" >&"${LOADER[1]}"
+	while read -r -u "${LOADER[0]}" line; do
+		case $line in
+		done) return 0 ;;
+		epoch=*)
+			e=${line%% *}
+			record "$1" "$2-e${e#epoch=}" "${line#* }"
+			;;
+		*) fail "loader-serve: $line" ;;
+		esac
+	done
+	fail "loader-serve.py exited during $2"
+}

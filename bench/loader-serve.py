@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A real torch DataLoader's epoch times over several roots, from one process (bench/run).
+
+Usage: /usr/bin/python3 loader-serve.py [--seed S] [--batch-size B] [--sleep-ms MS]
+
+The loader of tests/loader.py (ImageFolder read as bytes, num_workers=2,
+shuffle=True with torch.Generator().manual_seed(S), a sleep of MS ms per
+batch standing for compute) without its byte checks, so an epoch costs what
+a training job's data loading costs.  Torch is imported once; bench/run
+then sends one command a line on stdin:
+
+    ROOT EPOCHS
+
+and gets, for a new DataLoader over the ImageFolder ROOT (a fresh generator,
+so epoch E reads the order `dsfs --print-plan` gives for epoch E), the page
+caches dropped before the first epoch only,
+
+    epoch=E samples=N bytes=B seconds=T
+
+a line per epoch, then "done".  T excludes the drop.  It exits at the end of
+its input, or with a message on the first error.
+"""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+import loader  # noqa: E402  (tests/loader.py: the loader the tests check)
+from torchvision.datasets import ImageFolder  # noqa: E402
+
+
+def epoch(dl, sleep_ms):
+    """One pass over the DataLoader; returns (samples, bytes, seconds)."""
+    n = nbytes = 0
+    t = time.monotonic()
+    for batch in dl:
+        for _, data in batch:
+            n += 1
+            nbytes += len(data)
+        if sleep_ms:
+            time.sleep(sleep_ms / 1000)
+    return n, nbytes, time.monotonic() - t
+
+
+def serve(a, line):
+    root, epochs = line.split()
+    opts = argparse.Namespace(mode="torch-random", seed=a.seed, batch_size=a.batch_size)
+    ds = loader.Indexed(ImageFolder(root, loader=loader.read_bytes))
+    dl, _ = loader.make_loader(opts, ds)
+    for e in range(int(epochs)):
+        if e == 0:
+            loader.drop_caches()
+        n, nbytes, secs = epoch(dl, a.sleep_ms)
+        if n != len(ds):
+            sys.exit("loader-serve.py: %s epoch %d: %d samples of %d" % (root, e, n, len(ds)))
+        print("epoch=%d samples=%d bytes=%d seconds=%.3f" % (e, n, nbytes, secs), flush=True)
+    print("done", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--sleep-ms", type=float, default=0)
+    a = ap.parse_args()
+    for line in sys.stdin:
+        serve(a, line)
+
+
+if __name__ == "__main__":
+    main()
