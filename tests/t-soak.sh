@@ -36,7 +36,7 @@ done) >"$WORK/rss" &
 
 # A loader in plan order, epoch after epoch, keeps the prefetcher busy.
 (for e in 0 1 2 3 4 5 6 7; do
-	read_in_order "$MNT/train" "$WORK/order$e"
+	[[ -e $WORK/stop ]] || read_in_order "$MNT/train" "$WORK/order$e"
 done) >"$WORK/loader.out" 2>&1 &
 loader=$!
 
@@ -62,8 +62,10 @@ errs=$(cat "$WORK"/fr.* | awk '{ e += $4 } END { print e + 0 }')
 bytes=$(cat "$WORK"/rc.* | awk '/bytes compared/ { b += $(NF - 4) } END { printf "%.0f", b }')
 preads=$(cat "$WORK"/rc.* | awk '/preads over/ { n += $4 } END { print n + 0 }')
 whole=$(cat "$WORK"/fr.* | awk '{ n += $2 } END { print n + 0 }')
-kill "$loader" 2>/dev/null || true
-wait "$loader" 2>/dev/null || true
+# The loader ends after its current epoch (its files must be closed
+# before the unmount).
+touch "$WORK/stop"
+wait "$loader" || fail "the loader failed: $(tail -3 "$WORK/loader.out")"
 say "verified $bytes bytes in $preads random preads and $whole whole files; plan $(stat_of plan.detected) at epoch $(stat_of plan.epoch), $(stat_of plan.mispredictions) mispredictions; $(stat_of hit_bytes) of $(stat_of read_bytes) bytes hit"
 [[ $(stat_of plan.detected) != '"lost"' ]] || fail "the loader's plan was lost"
 ((preads > 0 && whole > 0)) || fail "the readers did nothing"
