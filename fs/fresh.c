@@ -30,6 +30,7 @@
 #include <sys/eventfd.h>
 #include <sys/fanotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dsfs.h"
@@ -42,6 +43,17 @@
 	 FAN_ONDIR)
 #define NAME_EVENTS (FAN_MOVED_FROM | FAN_MOVED_TO | FAN_CREATE | FAN_DELETE)
 
+/*
+ * A read the kernel sent before a change was noticed may complete after
+ * the kernel's pages were dropped, and leave a page of the old file (with
+ * zeros past its old end) in the page cache under the new size.  Dropping
+ * the pages once more a little later, when such reads are done, closes
+ * that window.  At most AGAIN_MAX changes wait (more: the oldest goes at
+ * once).
+ */
+#define AGAIN_MS 100
+#define AGAIN_MAX 1024
+
 struct dsfs_fresh {
 	struct dsfs_fs *fs;
 	struct fuse_session *se;
@@ -50,6 +62,13 @@ struct dsfs_fresh {
 				   refuses O_PATH descriptors) */
 	int stop_fd;		/* eventfd: written once to stop the thread */
 	pthread_t thread;
+	/* Inodes whose kernel pages are dropped again AGAIN_MS after the
+	 * change (a ring; the notifier thread's alone). */
+	struct again {
+		uint64_t nodeid;
+		uint64_t due_ms;
+	} again[AGAIN_MAX];
+	unsigned again_head, again_len;
 };
 
 /* Identity of the object behind a file handle, or -errno (gone: ESTALE). */
@@ -67,6 +86,47 @@ static int fid_identity(struct dsfs_fresh *f, struct file_handle *fh,
 	return err;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Drop the kernel's pages of the waiting inodes that are due (all with
+ * force); returns the poll timeout until the next one (-1: none). */
+static int again_run(struct dsfs_fresh *f, bool force)
+{
+	uint64_t now = now_ms();
+	struct again *a;
+
+	while (f->again_len) {
+		a = &f->again[f->again_head];
+		if (!force && a->due_ms > now)
+			return (int)(a->due_ms - now);
+		fuse_lowlevel_notify_inval_inode(f->se, a->nodeid, 0, 0);
+		f->again_head = (f->again_head + 1) % AGAIN_MAX;
+		f->again_len--;
+	}
+	return -1;
+}
+
+static void again_add(struct dsfs_fresh *f, uint64_t nodeid)
+{
+	struct again *a;
+
+	if (f->again_len == AGAIN_MAX) { /* full: the oldest goes now */
+		a = &f->again[f->again_head];
+		fuse_lowlevel_notify_inval_inode(f->se, a->nodeid, 0, 0);
+		f->again_head = (f->again_head + 1) % AGAIN_MAX;
+		f->again_len--;
+	}
+	a = &f->again[(f->again_head + f->again_len++) % AGAIN_MAX];
+	a->nodeid = nodeid;
+	a->due_ms = now_ms() + AGAIN_MS;
+}
+
 /*
  * Forget everything dsfs and the kernel hold for an object's contents: for
  * a file its cached data and fds, for a directory the kernel's listing;
@@ -81,8 +141,11 @@ static void drop_object(struct dsfs_fresh *f, const struct stat *st)
 		dsfs_cache_invalidate(fs->cache, st->st_dev, st->st_ino);
 		dsfs_fdpool_forget(fs->fdpool, st->st_dev, st->st_ino);
 	}
-	if (dsfs_inodes_find(fs->inodes, st->st_dev, st->st_ino, &nodeid) == 0)
+	if (dsfs_inodes_find(fs->inodes, st->st_dev, st->st_ino, &nodeid) == 0) {
 		fuse_lowlevel_notify_inval_inode(f->se, nodeid, 0, 0);
+		if (S_ISREG(st->st_mode))
+			again_add(f, nodeid);
+	}
 }
 
 /* A name in a directory changed: the kernel must look it up again. */
@@ -173,10 +236,12 @@ static void *fresh_thread(void *arg)
 		size_t off;
 		ssize_t n;
 
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 2, again_run(f, false)) < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents)
 			break;
+		if (!pfd[0].revents)
+			continue; /* a timeout: again_run() does the due ones */
 		n = read(f->fan_fd, buf, sizeof(buf));
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;

@@ -447,35 +447,86 @@ static void trace_read(const struct dsfs_inode *in, uint64_t off, size_t size,
 		   (unsigned long long)((now_ns() - t0) / 1000));
 }
 
+/*
+ * Fill p[0 .. *n) with the bytes [off, off + size) of a file of fsize
+ * bytes, up to its end; *pos is where they end.  0 or -errno (then the
+ * pieces before the failing one are in p[0 .. *n)).
+ */
+static int serve_range(struct dsfs_fs *fs, const struct dsfs_inode *in,
+		       uint64_t fsize, uint64_t off, size_t size,
+		       struct piece *p, unsigned *n, uint64_t *pos,
+		       bool *waited, bool *missed)
+{
+	uint64_t end = off + size < fsize ? off + size : fsize;
+	int err = 0;
+
+	*pos = off;
+	while (*pos < end && *n < MAX_CHUNKS_PER_READ) {
+		uint64_t cend = ((*pos >> DSFS_CHUNK_SHIFT) + 1) << DSFS_CHUNK_SHIFT;
+		size_t want = (size_t)((cend < end ? cend : end) - *pos);
+
+		err = serve_chunk(fs, in, fsize, *pos, want, &p[*n], waited,
+				  missed);
+		if (err)
+			break;
+		*pos += p[*n].len;
+		if (p[(*n)++].len < want)
+			break; /* end of the file as it is now */
+	}
+	return err;
+}
+
+/*
+ * A read that ends before what was asked says "end of file" to the kernel,
+ * which pads the page with zeros and keeps it.  If the backing file has
+ * grown past pos since dsfs last looked (the change is not noticed yet),
+ * that would be bytes the file never held: true when it has, with the
+ * new size recorded and the file's cached data dropped, to serve again.
+ * Costs an fstat on a pooled fd per read that ends short.
+ */
+static bool grew_past(struct dsfs_fs *fs, struct dsfs_inode *in, uint64_t pos)
+{
+	struct dsfs_fdref ref;
+	struct stat st;
+	bool direct, grew;
+
+	if (borrow_fd(fs, in, &ref, &direct))
+		return false; /* gone or replaced: the short read stands */
+	grew = fstat(ref.fd, &st) == 0 && (uint64_t)st.st_size > pos;
+	dsfs_fdpool_put(fs->fdpool, &ref);
+	if (!grew)
+		return false;
+	__atomic_store_n(&in->size, (uint64_t)st.st_size, __ATOMIC_RELAXED);
+	dsfs_cache_invalidate(fs->cache, in->dev, in->ino);
+	return true;
+}
+
 void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		  struct fuse_file_info *fi)
 {
 	struct dsfs_fs *fs = dsfs_req_fs(req);
 	struct dsfs_inode *in = dsfs_req_inode(req, ino);
 	uint64_t fsize = __atomic_load_n(&in->size, __ATOMIC_RELAXED);
-	uint64_t pos = (uint64_t)off, end = pos + size, t0 = now_ns();
+	uint64_t pos, t0 = now_ns();
 	struct piece p[MAX_CHUNKS_PER_READ] = { { 0 } };
 	struct iovec iov[MAX_CHUNKS_PER_READ];
 	bool waited = false, missed = false;
 	unsigned n = 0, i;
 	size_t total = 0;
-	int err = 0;
+	int err;
 
-	if (end > fsize)
-		end = fsize;
 	if (!off) /* a file opened and read from its start: the plan's signal */
 		dsfs_note_access(fs, in);
-	while (pos < end && n < MAX_CHUNKS_PER_READ) {
-		uint64_t cend = ((pos >> DSFS_CHUNK_SHIFT) + 1) << DSFS_CHUNK_SHIFT;
-		size_t want = (size_t)((cend < end ? cend : end) - pos);
-
-		err = serve_chunk(fs, in, fsize, pos, want, &p[n], &waited,
-				  &missed);
-		if (err)
-			break;
-		pos += p[n].len;
-		if (p[n++].len < want)
-			break; /* end of the file as it is now */
+	err = serve_range(fs, in, fsize, (uint64_t)off, size, p, &n, &pos,
+			  &waited, &missed);
+	if (!err && pos < (uint64_t)off + size && n < MAX_CHUNKS_PER_READ &&
+	    grew_past(fs, in, pos)) {
+		pieces_release(fs, p, n);
+		memset(p, 0, sizeof(p));
+		n = 0;
+		fsize = __atomic_load_n(&in->size, __ATOMIC_RELAXED);
+		err = serve_range(fs, in, fsize, (uint64_t)off, size, p, &n,
+				  &pos, &waited, &missed);
 	}
 	if (!err || n > 0)
 		heuristics(fs, in, fsize, (uint64_t)off, pos, missed);
