@@ -93,7 +93,9 @@ int dsfs_parse_size(const char *s, uint64_t total, uint64_t *out)
 			return -EINVAL;
 		if (v > 100)
 			return -ERANGE;
-		*out = (uint64_t)((double)total * (double)v / 100.0);
+		/* floor(total * v / 100) exactly, without overflow: a
+		   double would round, and overflow near 2^64. */
+		*out = total / 100 * v + total % 100 * v / 100;
 		return 0;
 	}
 	err = unit_shift(end, &shift);
