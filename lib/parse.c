@@ -106,3 +106,11 @@ int dsfs_parse_size(const char *s, uint64_t total, uint64_t *out)
 	*out = v << shift;
 	return 0;
 }
+
+void dsfs_parse_oneline(char *s)
+{
+	for (; *s; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+	}
+}

@@ -25,6 +25,8 @@ static int refuse(char *why, size_t whylen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, whylen, fmt, ap);
 	va_end(ap);
+	if (whylen)
+		dsfs_parse_oneline(why); /* values quoted as given */
 	return -EINVAL;
 }
 
