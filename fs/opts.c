@@ -562,6 +562,8 @@ int dsfs_opts_parse_plan_cmd(const char *cmd, struct dsfs_plan_opts *plan,
 	}
 	fuse_opt_free_args(&args);
 	dsfs_opts_free(&c.o);
+	if (err)
+		dsfs_parse_oneline(why); /* options quoted as given */
 	return err;
 }
 

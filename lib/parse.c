@@ -93,7 +93,9 @@ int dsfs_parse_size(const char *s, uint64_t total, uint64_t *out)
 			return -EINVAL;
 		if (v > 100)
 			return -ERANGE;
-		*out = (uint64_t)((double)total * (double)v / 100.0);
+		/* floor(total * v / 100) exactly, without overflow: a
+		   double would round, and overflow near 2^64. */
+		*out = total / 100 * v + total % 100 * v / 100;
 		return 0;
 	}
 	err = unit_shift(end, &shift);
@@ -103,4 +105,12 @@ int dsfs_parse_size(const char *s, uint64_t total, uint64_t *out)
 		return -ERANGE;
 	*out = v << shift;
 	return 0;
+}
+
+void dsfs_parse_oneline(char *s)
+{
+	for (; *s; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+	}
 }

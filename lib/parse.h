@@ -22,4 +22,10 @@ int dsfs_parse_seconds(const char *s, double max, double *out);
  */
 int dsfs_parse_size(const char *s, uint64_t total, uint64_t *out);
 
+/*
+ * Replaces each control byte of s (below 0x20, and 0x7f) with '?', so that
+ * a message quoting what a user typed stays one line.  O(length).
+ */
+void dsfs_parse_oneline(char *s);
+
 #endif

@@ -190,17 +190,18 @@ static int read_list(struct listctx *x)
 		got = next_line(x, &linelen);
 		if (got == 0)
 			break;
-		if (got == -ENAMETOOLONG)
-			return refuse(x, NULL, 0, "is longer than PATH_MAX - 1 "
-				      "bytes", got);
-		if (got < 0) {
+		if (got == -ENAMETOOLONG) {
+			err = refuse(x, NULL, 0, "is longer than PATH_MAX - 1 "
+				     "bytes", got);
+		} else if (got < 0) {
 			dsfs_layout_why(x->c, "list=%s: read: %s", x->file,
 					strerror(-got));
 			return got;
+		} else {
+			if (linelen && x->line[linelen - 1] == '\r')
+				linelen--; /* CRLF, as Python's text mode */
+			err = check_line(x, linelen, &len);
 		}
-		if (linelen && x->line[linelen - 1] == '\r')
-			linelen--; /* CRLF, as Python's text mode reads it */
-		err = check_line(x, linelen, &len);
 		if (err) {
 			/* A missing file on an earlier line comes first. */
 			got = settle(x);

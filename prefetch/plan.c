@@ -26,6 +26,8 @@ static int refuse(char *why, size_t whylen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, whylen, fmt, ap);
 	va_end(ap);
+	if (whylen)
+		dsfs_parse_oneline(why); /* values quoted as given */
 	return -EINVAL;
 }
 
@@ -69,12 +71,18 @@ static int parse_ranks(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 		return 0;
 	dash = strchr(o->ranks, '-');
 	if (dash) {
+		const char *s = o->ranks;
 		char first[24];
-		size_t n = (size_t)(dash - o->ranks);
+		size_t n;
 
+		/* Leading zeros are fine (as dsfs_parse_u64 takes them) and
+		   only they make a valid rank longer than first[]. */
+		while (s[0] == '0' && s + 1 < dash)
+			s++;
+		n = (size_t)(dash - s);
 		if (n >= sizeof(first))
-			n = sizeof(first) - 1;
-		memcpy(first, o->ranks, n);
+			n = 0; /* too large: refused as "" is */
+		memcpy(first, s, n);
 		first[n] = '\0';
 		if (dsfs_parse_u64(first, 0, UINT32_MAX, &a) ||
 		    dsfs_parse_u64(dash + 1, 0, UINT32_MAX, &b))
