@@ -54,8 +54,8 @@ struct dsfs_sched {
 	size_t prefix_len;		/* strlen(dataset "/"), 0 for "." */
 	uint64_t prefetch_bytes;	/* relaxed atomic */
 	uint64_t prefetch_errors;	/* relaxed atomic */
-	/* One open shows up as a lookup and a first read: the tracker must
-	 * see it once.  Per index modulo RECENT, the index (+1) and the
+	/* One open may show up as more than one first read: the tracker
+	 * must see it once.  Per index modulo RECENT, the index (+1) and the
 	 * report number when it was last reported; a repeat within
 	 * REPEAT_WINDOW reports is dropped.  Protected by lock. */
 	uint64_t recent[RECENT][2];
@@ -742,6 +742,9 @@ uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path)
 	pthread_mutex_lock(&s->lock);
 	r = s->recent[idx % RECENT];
 	s->reports++;
+	/* seed=discover: an epoch whose first opens were among the last
+	 * REPEAT_WINDOW of the one before loses them here, and its search
+	 * then finds nothing (the next epoch searches again). */
 	if (r[0] != idx + 1 || s->reports - r[1] > REPEAT_WINDOW) {
 		r[0] = idx + 1; /* +1: 0 means empty */
 		r[1] = s->reports;

@@ -26,7 +26,9 @@ mount_dsfs "$SRC" "$MNT" -o "cache_size=$((bytes / 2 / 1048576))M,hugepages=off,
 # Sample the stats while the loader runs: the reads and hits while each
 # epoch's order is known ("discovered") are what the prefetch could serve.
 (while [[ ! -e $WORK/done ]]; do
-	echo "$(stat_of plan.detected) $(stat_of read_bytes) $(stat_of hit_bytes)"
+	getfattr --absolute-names -n user.dsfs.stats --only-values "$MNT" |
+		awk '$1 == "plan.detected" { d = $2 } $1 == "read_bytes" { r = $2 }
+		     $1 == "hit_bytes" { h = $2 } END { print d, r, h }'
 	sleep 0.1
 done) >"$WORK/samples" &
 poller=$!
