@@ -329,20 +329,6 @@ static int serve_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
 	uint32_t in_chunk = (uint32_t)(off & (DSFS_CHUNK_SIZE - 1));
 	int err = get_ready(fs, in, size, chunk, p, waited, missed);
 
-	/*
-	 * An entry shorter than the file now is (as the kernel was told) was
-	 * filled before the file grew, and the change has not been noticed
-	 * yet: serving it would end the read early, and the kernel fills the
-	 * rest of the page with zeros that were never in the file.  Drop the
-	 * file's entries and read it again, once; still short, the file
-	 * shrank since, and the short read tells the kernel so.
-	 */
-	if (!err && dsfs_cache_len(p->e) < chunk_len(size, chunk)) {
-		dsfs_cache_unpin(fs->cache, p->e);
-		p->e = NULL;
-		dsfs_cache_invalidate(fs->cache, in->dev, in->ino);
-		err = get_ready(fs, in, size, chunk, p, waited, missed);
-	}
 	if (err == -ENOSPC) {
 		ssize_t n = read_around(fs, in, off, want, &p->tmp, &p->data);
 
