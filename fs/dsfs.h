@@ -44,6 +44,7 @@ struct dsfs_opts {
 	uint64_t lead_max;	/* plan prefetch runs at most this far ahead */
 	int verify;		/* hash entries at fill, check when served;
 				   an int: fuse_opt stores flags as int */
+	int direct_io;		/* answer OPEN with FOPEN_DIRECT_IO */
 	bool stats_public;	/* stats readable by every user */
 	struct dsfs_plan_opts plan_opts; /* plan option strings as given */
 	struct dsfs_plan_cfg plan;	/* ... checked */

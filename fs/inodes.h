@@ -41,6 +41,8 @@ struct dsfs_inode {
 	uint64_t plan_when;		/* plan time of the file's next read
 					   after the latest one reported
 					   (DSFS_CACHE_KEEP: none reported) */
+	uint32_t reported;		/* a lookup reported an open whose
+					   read from offset 0 has not come */
 	char name[];			/* "" for the root */
 };
 

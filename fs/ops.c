@@ -169,12 +169,11 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	dsfs_fill_entry(fs, &e, in, &st);
 	fuse_reply_entry(req, &e);
+	/* An open looks the name up first: report it now, and not again at
+	 * the read from offset 0 that follows (dsfs_op_read). */
 	if (S_ISREG(st.st_mode)) {
-		struct dsfs_sched *sched = dsfs_sched_hold(fs);
-
-		if (sched)
-			dsfs_sched_access(sched, path);
-		dsfs_sched_unhold(fs);
+		dsfs_note_access(fs, in);
+		__atomic_store_n(&in->reported, 1, __ATOMIC_RELAXED);
 	}
 	return;
 out:
@@ -278,11 +277,23 @@ out:
 	fuse_reply_err(req, -err);
 }
 
-/* No OPEN: see the file comment.  ENOSYS makes the kernel stop asking. */
+/*
+ * No OPEN (see the file comment): ENOSYS makes the kernel stop asking.
+ * With -o direct_io every open bypasses the kernel's page cache instead, so
+ * that no read can see a page of an older version of a file that changed
+ * meanwhile (see "Backing changes" in dsfs(8)).
+ */
 static void dsfs_op_open(fuse_req_t req, fuse_ino_t ino,
 			 struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, ENOSYS);
+	(void)ino;
+	if (!dsfs_req_fs(req)->opts.direct_io) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	fuse_reply_open(req, fi);
 }
 
 /*

@@ -41,6 +41,7 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	DSFS_OPT("lead_max=%s", lead_max_s),
 	DSFS_OPT("stats=%s", stats_s),
 	{ "verify", offsetof(struct dsfs_opts, verify), 1 },
+	{ "direct_io", offsetof(struct dsfs_opts, direct_io), 1 },
 	DSFS_OPT("sampler=%s", plan_opts.sampler),
 	DSFS_OPT("seed=%s", plan_opts.seed),
 	DSFS_OPT("epoch=%s", plan_opts.epoch),
@@ -107,16 +108,19 @@ static void usage(const char *prog)
 	       "                           N[K|M|G|T] or N%% of cache_size (default\n"
 	       "                           50%%; 0: the plan orders eviction only)\n"
 	       "    -o verify              hash cached data, check it on every read\n"
+	       "    -o direct_io           no kernel page cache: every read comes\n"
+	       "                           to dsfs (for data changed under readers)\n"
 	       "    -o stats=WHO           private (root and the mounting user) or\n"
 	       "                           public (default private)\n"
 	       "\n"
 	       "Plan (the loader's read order; see dsfs(8)):\n"
 	       "    -o sampler=NAME        none, sequential, torch-random,\n"
-	       "                           torch-distributed, python-shuffle or\n"
-	       "                           numpy-permutation (default none)\n"
+	       "                           torch-distributed, python-shuffle,\n"
+	       "                           numpy-permutation or auto (seed=discover\n"
+	       "                           only) (default none)\n"
 	       "    -o seed=INT            the seed the training script uses;\n"
-	       "                           discover (torch-random): search each\n"
-	       "                           epoch's seed from the first opens\n"
+	       "                           discover (torch-random, torch-distributed,\n"
+	       "                           auto): search it from the first opens\n"
 	       "    -o epoch=auto|N        the epoch the loader is in (default auto)\n"
 	       "    -o layout=NAME         imagefolder, sorted or list (default\n"
 	       "                           imagefolder)\n"

@@ -501,7 +501,9 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	size_t total = 0;
 	int err;
 
-	if (!off) /* a file opened and read from its start: the plan's signal */
+	/* A file opened and read from its start: the plan's signal, unless
+	 * the lookup of this open gave it already. */
+	if (!off && !__atomic_exchange_n(&in->reported, 0, __ATOMIC_RELAXED))
 		dsfs_note_access(fs, in);
 	err = serve_range(fs, in, fsize, (uint64_t)off, size, p, &n, &pos,
 			  &waited, &missed);

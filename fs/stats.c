@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "discover.h"
 #include "dsfs.h"
 #include "log.h"
 
@@ -149,7 +150,14 @@ static void put_plan(struct doc *d, const struct dsfs_plan_cfg *p,
 	const struct dsfs_seed *seed = &p->sampler.seed;
 	char *opts = dsfs_plan_cfg_string(p);
 
-	put_str(d, "plan.sampler", dsfs_sampler_name(p->sampler.kind));
+	if (!p->sampler_auto)
+		put_str(d, "plan.sampler", dsfs_sampler_name(p->sampler.kind));
+	else if (sched && sched->discover && sched->seek.found)
+		put_str(d, "plan.sampler",
+			sched->seek.model == DSFS_DISCOVER_RANDOM ?
+				"torch-random" : "torch-distributed");
+	else
+		put_str(d, "plan.sampler", "auto");
 	if (p->discover) {
 		/* The effective seed found for the latest epoch, if any. */
 		if (sched && sched->discover && sched->seek.found)

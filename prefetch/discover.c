@@ -9,8 +9,9 @@
  * candidates in order.  What they share:
  *   - next_chunk, tested, candidates: atomics, relaxed (counters; a chunk
  *     is taken exactly once by the fetch-add whatever the ordering);
- *   - found (the seed, or -1) and stop: atomics; found is set once by
- *     compare-exchange, so the first confirmed seed wins;
+ *   - found (the seed, its model in bits 32 and up, or -1) and stop:
+ *     atomics; found is set once by compare-exchange, so the first
+ *     confirmed seed wins;
  *   - running, seconds: protected by lock; `done` is written under lock
  *     with release order after seconds, and read without it (acquire).
  * Everything else is written by start() before the threads exist and read
@@ -50,7 +51,10 @@ struct dsfs_discover {
 	enum dsfs_discover_path path;
 	enum dsfs_discover_prio prio;
 	uint32_t *observed; /* sorted, for bsearch in confirm() */
-	uint32_t nobserved, len;
+	uint32_t nobserved;
+	unsigned models;
+	uint32_t len[3];    /* prefix confirmed, by model (1, 2) */
+	uint32_t world, rank_first, rank_last;
 	uint64_t first, end;
 	uint32_t chunk_size;
 	uint64_t nchunks;
@@ -89,18 +93,59 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Every observed index among the first len positions of seed's permutation. */
-static bool confirm(const struct dsfs_discover *d,
-		    struct dsfs_discover_scratch *s, uint32_t seed)
+static bool observed(const struct dsfs_discover *d, uint32_t v)
 {
-	uint32_t i, hits = 0;
+	return bsearch(&v, d->observed, d->nobserved, sizeof(uint32_t),
+		       cmp_u32) != NULL;
+}
 
-	dsfs_discover_prefix_into(s, seed, d->filter.n, d->len);
-	for (i = 0; i < d->len && hits + (d->len - i) >= d->nobserved; i++)
-		if (bsearch(&s->prefix[i], d->observed, d->nobserved,
-			    sizeof(uint32_t), cmp_u32))
-			hits++;
+/*
+ * Every observed index among the positions of seed's permutation that the
+ * model's loaders read first: the first len, or (DISTRIBUTED) the local
+ * ranks' among the first len.  The prefix is d->len of the longest model.
+ */
+static bool confirm(const struct dsfs_discover *d,
+		    const struct dsfs_discover_scratch *s,
+		    enum dsfs_discover_model m)
+{
+	uint32_t i, len = d->len[m], hits = 0, r = 0;
+	uint32_t nranks = d->rank_last - d->rank_first + 1;
+	uint64_t left; /* local positions not yet looked at */
+
+	if (m == DSFS_DISCOVER_RANDOM) {
+		for (i = 0; i < len && hits + (len - i) >= d->nobserved; i++)
+			hits += observed(d, s->prefix[i]);
+		return hits == d->nobserved;
+	}
+	left = (uint64_t)len / d->world * nranks + nranks;
+	for (i = 0; i < len && hits + left >= d->nobserved; i++) {
+		if (r - d->rank_first < nranks) {
+			hits += observed(d, s->prefix[i]);
+			left--;
+		}
+		if (++r == d->world)
+			r = 0;
+	}
 	return hits == d->nobserved;
+}
+
+/* The model whose order seed gives, or 0. */
+static enum dsfs_discover_model confirm_any(const struct dsfs_discover *d,
+					    struct dsfs_discover_scratch *s,
+					    uint32_t seed)
+{
+	uint32_t len = d->len[1] > d->len[2] ? d->len[1] : d->len[2];
+
+	dsfs_discover_prefix_into(s, seed, d->filter.n, len);
+	/* The stricter first: the local ranks' positions of a seed's order
+	 * may well lie within the first len of it too. */
+	if ((d->models & DSFS_DISCOVER_DISTRIBUTED) &&
+	    confirm(d, s, DSFS_DISCOVER_DISTRIBUTED))
+		return DSFS_DISCOVER_DISTRIBUTED;
+	if ((d->models & DSFS_DISCOVER_RANDOM) &&
+	    confirm(d, s, DSFS_DISCOVER_RANDOM))
+		return DSFS_DISCOVER_RANDOM;
+	return 0;
 }
 
 /* Lower this thread's priority (Linux: nice and policy are per thread). */
@@ -126,6 +171,7 @@ static bool run_chunk(struct worker *w, uint64_t c)
 					    d->chunk_size);
 	uint32_t k, nc = d->scan(&d->filter, (uint32_t)start, count, w->cands);
 	int_fast64_t none = -1;
+	enum dsfs_discover_model m;
 
 	atomic_fetch_add_explicit(&d->tested, count, memory_order_relaxed);
 	for (k = 0; k < nc; k++) {
@@ -133,10 +179,13 @@ static bool run_chunk(struct worker *w, uint64_t c)
 			return false;
 		atomic_fetch_add_explicit(&d->candidates, 1,
 					  memory_order_relaxed);
-		if (!confirm(d, &w->scratch, w->cands[k]))
+		m = confirm_any(d, &w->scratch, w->cands[k]);
+		if (!m)
 			continue;
+		/* found: the seed in bits 0-31, its model above */
 		atomic_compare_exchange_strong(&d->found, &none,
-					       (int_fast64_t)w->cands[k]);
+					       (int_fast64_t)w->cands[k] |
+						       (int_fast64_t)m << 32);
 		return true;
 	}
 	return false;
@@ -185,13 +234,32 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* Check cfg's scalar fields; the effective heads and confirmed prefix. */
+static unsigned models_of(const struct dsfs_discover_cfg *cfg)
+{
+	return cfg->models ? cfg->models : DSFS_DISCOVER_RANDOM;
+}
+
+static bool bad_ranks(const struct dsfs_discover_cfg *cfg)
+{
+	if (!(models_of(cfg) & DSFS_DISCOVER_DISTRIBUTED))
+		return false;
+	return !cfg->world || cfg->rank_first > cfg->rank_last ||
+	       cfg->rank_last >= cfg->world ||
+	       cfg->rank_first > DSFS_DISCOVER_MAX_POS ||
+	       cfg->rank_first >= cfg->n;
+}
+
+/*
+ * Check cfg's scalar fields; the effective heads and, per model, the
+ * confirmed prefix.
+ */
 static int check_cfg(const struct dsfs_discover_cfg *cfg, uint32_t *heads,
-		     uint32_t *len)
+		     uint32_t len[3])
 {
 	uint32_t max_heads = cfg->nobserved < DSFS_DISCOVER_MAX_HEADS ?
 				     cfg->nobserved :
 				     DSFS_DISCOVER_MAX_HEADS;
+	uint64_t l;
 
 	if (cfg->n < 2 || cfg->n >= DSFS_SAMPLER_TORCH_MAX_N ||
 	    !cfg->observed || !cfg->nobserved ||
@@ -201,25 +269,47 @@ static int check_cfg(const struct dsfs_discover_cfg *cfg, uint32_t *heads,
 	    cfg->end > DSFS_DISCOVER_SEEDS ||
 	    cfg->threads > DSFS_DISCOVER_MAX_THREADS ||
 	    (unsigned)cfg->prio > DSFS_DISCOVER_NORMAL ||
-	    !dsfs_discover_path_name(cfg->path))
+	    (cfg->models & ~(unsigned)(DSFS_DISCOVER_RANDOM |
+				       DSFS_DISCOVER_DISTRIBUTED)) ||
+	    bad_ranks(cfg) || !dsfs_discover_path_name(cfg->path))
 		return -EINVAL;
 	*heads = cfg->heads ? cfg->heads : max_heads;
-	*len = cfg->nobserved + cfg->window < cfg->n ?
-		       cfg->nobserved + cfg->window :
-		       cfg->n;
+	l = (uint64_t)cfg->nobserved + cfg->window;
+	len[0] = 0;
+	len[DSFS_DISCOVER_RANDOM] = l < cfg->n ? (uint32_t)l : cfg->n;
+	l *= (models_of(cfg) & DSFS_DISCOVER_DISTRIBUTED) ? cfg->world : 0;
+	len[DSFS_DISCOVER_DISTRIBUTED] = l < cfg->n ? (uint32_t)l : cfg->n;
+	if (!(models_of(cfg) & DSFS_DISCOVER_RANDOM))
+		len[DSFS_DISCOVER_RANDOM] = 0;
 	return 0;
+}
+
+/* One model's share of false_matches(): matches among `local` positions. */
+static double false_matches_of(const struct dsfs_discover_cfg *cfg,
+			       uint32_t heads, double local)
+{
+	double e = (double)(cfg->end - cfg->first) * heads / cfg->n;
+	uint32_t k;
+
+	for (k = 0; k + 1 < cfg->nobserved; k++)
+		e *= local - 1 - k > 0 ? (local - 1 - k) / (cfg->n - 1 - k) : 0;
+	return e;
 }
 
 double dsfs_discover_false_matches(const struct dsfs_discover_cfg *cfg)
 {
-	uint32_t heads, len, k;
-	double e;
+	uint32_t heads, len[3];
+	double e = 0;
 
-	if (check_cfg(cfg, &heads, &len))
+	if (check_cfg(cfg, &heads, len))
 		return -1.0;
-	e = (double)(cfg->end - cfg->first) * heads / cfg->n;
-	for (k = 0; k + 1 < cfg->nobserved; k++)
-		e *= (double)(len - 1 - k) / (double)(cfg->n - 1 - k);
+	if (models_of(cfg) & DSFS_DISCOVER_RANDOM)
+		e += false_matches_of(cfg, heads, len[DSFS_DISCOVER_RANDOM]);
+	if (models_of(cfg) & DSFS_DISCOVER_DISTRIBUTED)
+		e += false_matches_of(
+			cfg, heads,
+			(double)len[DSFS_DISCOVER_DISTRIBUTED] / cfg->world *
+				(cfg->rank_last - cfg->rank_first + 1));
 	return e;
 }
 
@@ -266,7 +356,9 @@ static int alloc_workers(struct dsfs_discover *d,
 		d->workers[i].d = d;
 		d->workers[i].cands = malloc(d->chunk_size * sizeof(uint32_t));
 		if (!d->workers[i].cands ||
-		    dsfs_discover_scratch_init(&d->workers[i].scratch, d->len))
+		    dsfs_discover_scratch_init(&d->workers[i].scratch,
+					       d->len[1] > d->len[2] ?
+						       d->len[1] : d->len[2]))
 			return -ENOMEM;
 	}
 	return 0;
@@ -290,13 +382,13 @@ static int setup(const struct dsfs_discover_cfg *cfg,
 		 struct dsfs_discover **out)
 {
 	struct dsfs_discover *d;
-	uint32_t heads;
+	uint32_t heads, pos[DSFS_DISCOVER_MAX_PROBES], npos = 0;
 	int ret;
 
 	*out = d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	ret = check_cfg(cfg, &heads, &d->len);
+	ret = check_cfg(cfg, &heads, d->len);
 	if (ret)
 		return ret;
 	d->path = dsfs_discover_resolve(cfg->path);
@@ -306,8 +398,19 @@ static int setup(const struct dsfs_discover_cfg *cfg,
 	ret = copy_observed(d, cfg);
 	if (ret)
 		return ret;
+	d->models = models_of(cfg);
+	d->world = cfg->world;
+	d->rank_first = cfg->rank_first;
+	d->rank_last = cfg->rank_last;
+	/* RANDOM probes position 0, DISTRIBUTED the first local rank's */
+	if (d->models & DSFS_DISCOVER_RANDOM)
+		pos[npos++] = 0;
+	if ((d->models & DSFS_DISCOVER_DISTRIBUTED) &&
+	    !(npos && cfg->rank_first == 0))
+		pos[npos++] = cfg->rank_first;
 	/* the heads in open order: cfg->observed, not the sorted copy */
-	dsfs_discover_filter_init(&d->filter, cfg->n, cfg->observed, heads);
+	dsfs_discover_filter_init(&d->filter, cfg->n, pos, npos, cfg->observed,
+				  heads);
 	d->prio = cfg->prio;
 	d->first = cfg->first;
 	d->end = cfg->end;
@@ -437,6 +540,7 @@ void dsfs_discover_result(const struct dsfs_discover *d,
 	/* status and seconds are final once done has been seen (acquire) */
 	r->status = done ? d->status : found >= 0 ? 0 : -EINPROGRESS;
 	r->seed = found >= 0 ? (uint32_t)found : 0;
+	r->model = found >= 0 ? (enum dsfs_discover_model)(found >> 32) : 0;
 	r->seconds = done ? d->seconds : since(&d->t0);
 }
 

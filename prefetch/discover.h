@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Seed discovery (issue #8): find the 32-bit seed of an unseeded torch
- * RandomSampler from the first sample indices a loader opened in an epoch.
+ * RandomSampler, or of a DistributedSampler whose seed nobody gave, from the
+ * first sample indices its loaders opened in an epoch.
  *
  * DataLoader(shuffle=True) without a generator seeds, every epoch, a fresh
  * torch.Generator with a 64-bit value drawn from the global RNG; MT19937 keeps
@@ -19,6 +20,15 @@
  * survivor on the first `nobserved + window` positions of its permutation
  * (dsfs_discover_prefix(), O(397 + len)): every observed index must lie in
  * them, in any order, which is how W workers interleave the first batches.
+ *
+ * A DistributedSampler's rank r reads positions r, r + world, ...: its
+ * first sample is randperm(n)[r], which is r + o_r % (n - r) unless an
+ * earlier swap moved another value to position r + o_r % (n - r) (about
+ * r / n of the seeds, missed).  o_r needs words r, r + 1 and r + 397, all of
+ * the initial state for r <= DSFS_DISCOVER_MAX_POS, so the filter probes
+ * the first local rank's position as cheaply as position 0, and one pass
+ * can probe both (sampler unknown).  Confirmation then looks at the local
+ * ranks' positions only.
  *
  * Threads: dsfs_discover_start() returns at once; the search runs on its own
  * worker threads (at idle priority by default) that share an atomic chunk
@@ -46,6 +56,13 @@
 #define DSFS_DISCOVER_MAX_OBSERVED 1024
 #define DSFS_DISCOVER_MAX_WINDOW 65536
 #define DSFS_DISCOVER_MAX_THREADS 1024
+/*
+ * A probe at position pos needs init words up to pos + 397 < 624 (the first
+ * 227 outputs come from the initial state alone): DistributedSampler ranks
+ * up to this one can be searched.
+ */
+#define DSFS_DISCOVER_MAX_POS 226
+#define DSFS_DISCOVER_MAX_PROBES 2
 /* The seed space: [0, 2^32). */
 #define DSFS_DISCOVER_SEEDS (UINT64_C(1) << 32)
 
@@ -65,8 +82,27 @@ enum dsfs_discover_prio {
 	DSFS_DISCOVER_NORMAL, /* the caller's priority (benchmarks) */
 };
 
+/* Which sampler's order the opens follow (a set of them in a cfg). */
+enum dsfs_discover_model {
+	/* RandomSampler: the loader reads randperm(n) in order. */
+	DSFS_DISCOVER_RANDOM = 1,
+	/*
+	 * DistributedSampler(seed=S) after set_epoch(e): randperm(n) from a
+	 * generator seeded S + e; rank r reads its positions r, r + world,
+	 * r + 2 world, ...; the loaders seen are ranks rank_first ..
+	 * rank_last.  The seed found is the low 32 bits of S + e.
+	 */
+	DSFS_DISCOVER_DISTRIBUTED = 2,
+};
+
 struct dsfs_discover_cfg {
 	uint32_t n; /* dataset size: 2 <= n < DSFS_SAMPLER_TORCH_MAX_N */
+	/*
+	 * The models searched (0: RANDOM).  With DISTRIBUTED: 1 <= world,
+	 * rank_first <= rank_last < world, rank_first <= MAX_POS.
+	 */
+	unsigned models;
+	uint32_t world, rank_first, rank_last;
 	/*
 	 * The first sample indices opened in the epoch, in open order, each
 	 * < n, no duplicates; copied by start().  1 .. MAX_OBSERVED.
@@ -74,16 +110,18 @@ struct dsfs_discover_cfg {
 	const uint32_t *observed;
 	uint32_t nobserved;
 	/*
-	 * randperm(n)[0] is one of observed[0 .. heads): with W workers the
-	 * first sample of the epoch is among the first W opens.  1 ..
+	 * randperm(n)[0] (DISTRIBUTED: randperm(n)[rank_first], that rank's
+	 * first) is one of observed[0 .. heads): with W workers the first
+	 * sample of the epoch is among the first W opens.  1 ..
 	 * min(nobserved, MAX_HEADS); 0 means that minimum.  The filter passes
-	 * heads / n of the seeds.
+	 * heads / n of the seeds per model.
 	 */
 	uint32_t heads;
 	/*
 	 * How far out of order the opens may be: every observed index must be
 	 * one of the first nobserved + window positions of the permutation
-	 * (capped at n).  With W workers and batch size B, (W - 1) * B covers
+	 * (capped at n; DISTRIBUTED: of the local ranks' positions among the
+	 * first world * (nobserved + window)).  With W workers and batch size B, (W - 1) * B covers
 	 * the first batch of every worker.  0 .. MAX_WINDOW.
 	 */
 	uint32_t window;
@@ -108,6 +146,7 @@ struct dsfs_discover_result {
 	 */
 	int status;
 	uint32_t seed;	     /* the effective (low 32 bits) seed, status 0 */
+	enum dsfs_discover_model model; /* whose order it is, status 0 */
 	uint64_t tested;     /* seeds run through the filter so far */
 	uint64_t candidates; /* of them, passed the filter (confirm tried) */
 	double seconds;	     /* since start(); frozen when the search ends */
@@ -181,12 +220,15 @@ bool dsfs_discover_path_supported(enum dsfs_discover_path path);
 
 /*
  * The filter alone: writes to out (room for `count` seeds) the seeds s of
- * [first, first + count) with randperm(n)[0] one of heads[0 .. nheads), in
- * increasing order, and their number to *nout.  first + count <= 2^32,
- * 1 <= nheads <= MAX_HEADS, 2 <= n < DSFS_SAMPLER_TORCH_MAX_N: else
- * -EINVAL; a path this CPU lacks: -EOPNOTSUPP.  Single-threaded.
+ * [first, first + count) for which pos + o_pos % (n - pos) is one of
+ * heads[0 .. nheads), in increasing order, and their number to *nout
+ * (pos = 0: randperm(n)[0]; otherwise randperm(n)[pos] but where an earlier
+ * swap moved another value there, about pos / n of the seeds).
+ * first + count <= 2^32, 1 <= nheads <= MAX_HEADS, pos <= MAX_POS,
+ * 2 <= n < DSFS_SAMPLER_TORCH_MAX_N, pos < n: else -EINVAL; a path this CPU
+ * lacks: -EOPNOTSUPP.  Single-threaded.
  */
-int dsfs_discover_scan(enum dsfs_discover_path path, uint32_t n,
+int dsfs_discover_scan(enum dsfs_discover_path path, uint32_t n, uint32_t pos,
 		       const uint32_t *heads, uint32_t nheads, uint32_t first,
 		       uint32_t count, uint32_t *out, uint32_t *nout);
 

@@ -23,29 +23,57 @@
 #define DISCOVER_MT_TEMPER_B 0x9d2c5680U
 #define DISCOVER_MT_TEMPER_C 0xefc60000U
 
-struct dsfs_discover_filter {
-	uint32_t n;
+/*
+ * One probe of the filter: randperm(n)[pos] is taken as pos + o_pos % (n -
+ * pos), which it is unless an earlier step of the shuffle moved another
+ * value to that place (probability about pos / n; pos = 0: always).  The
+ * probe passes a seed when that is one of the heads.
+ */
+struct dsfs_discover_probe {
+	uint32_t pos, d; /* d = n - pos */
 	/*
-	 * o / n = (t + ((o - t) >> sh1)) >> sh2 with t = (o * magic) >> 32
-	 * (Granlund & Montgomery 1994, fig. 4.1): exact for every 32-bit o, so
-	 * vectors need no division.
+	 * o / d = (t + ((o - t) >> sh1)) >> sh2 with t = (o * magic) >> 32
+	 * (Granlund & Montgomery 1994, fig. 4.1): exact for every 32-bit o,
+	 * so vectors need no division.
 	 */
 	uint32_t magic, sh1, sh2;
-	uint32_t nheads;
+	/* head - pos for each head; heads below pos can never match: ~0U */
 	uint32_t heads[DSFS_DISCOVER_MAX_HEADS];
 };
 
+/* The init words a probe needs: w[pos], w[pos + 1] and w[pos + 397]. */
+#define DISCOVER_WORDS 3
+
+struct dsfs_discover_filter {
+	uint32_t n;
+	uint32_t nheads;
+	uint32_t nprobes;
+	struct dsfs_discover_probe probes[DSFS_DISCOVER_MAX_PROBES];
+	/*
+	 * The init steps after which a word is kept, ascending, and where:
+	 * word j of probe k is kept[slot[k][j]] (init step 0 is the seed).
+	 */
+	uint32_t nsteps;
+	uint32_t steps[DSFS_DISCOVER_MAX_PROBES * DISCOVER_WORDS];
+	uint8_t slot[DSFS_DISCOVER_MAX_PROBES][DISCOVER_WORDS];
+};
+
 /*
- * Scan [first, first + count) (first + count <= 2^32): write the seeds whose
- * o_0 % n is a head to out (room for count), in increasing order; return how
+ * Scan [first, first + count) (first + count <= 2^32): write the seeds that
+ * pass a probe to out (room for count), in increasing order; return how
  * many.  count may be 0.
  */
 typedef uint32_t (*dsfs_discover_scan_fn)(const struct dsfs_discover_filter *f,
 					  uint32_t first, uint32_t count,
 					  uint32_t *out);
 
-/* n >= 1, 1 <= nheads <= DSFS_DISCOVER_MAX_HEADS. */
+/*
+ * A filter of nprobes (1 or 2) probes at positions pos[], each below n and
+ * at most DSFS_DISCOVER_MAX_POS, over the same heads; n >= 2, 1 <= nheads
+ * <= DSFS_DISCOVER_MAX_HEADS.
+ */
 void dsfs_discover_filter_init(struct dsfs_discover_filter *f, uint32_t n,
+			       const uint32_t *pos, uint32_t nprobes,
 			       const uint32_t *heads, uint32_t nheads);
 
 /* AUTO becomes the best supported path; others map to themselves. */
@@ -53,13 +81,13 @@ enum dsfs_discover_path dsfs_discover_resolve(enum dsfs_discover_path path);
 /* The kernel of a resolved path; NULL when the CPU lacks it. */
 dsfs_discover_scan_fn dsfs_discover_kernel(enum dsfs_discover_path path);
 
-/* o / n through the filter's magic (what the vector kernels compute). */
-static inline uint32_t dsfs_discover_div(const struct dsfs_discover_filter *f,
+/* o / d through the probe's magic (what the vector kernels compute). */
+static inline uint32_t dsfs_discover_div(const struct dsfs_discover_probe *p,
 					 uint32_t o)
 {
-	uint32_t t = (uint32_t)(((uint64_t)o * f->magic) >> 32);
+	uint32_t t = (uint32_t)(((uint64_t)o * p->magic) >> 32);
 
-	return (t + ((o - t) >> f->sh1)) >> f->sh2;
+	return (t + ((o - t) >> p->sh1)) >> p->sh2;
 }
 
 static inline uint32_t dsfs_discover_init_step(uint32_t prev, uint32_t i)

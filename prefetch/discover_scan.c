@@ -30,24 +30,39 @@ uint32_t dsfs_discover_first_output(uint32_t seed)
 	return dsfs_discover_output(seed, w1, x);
 }
 
-static bool is_head(const struct dsfs_discover_filter *f, uint32_t z)
+/* randperm(n)[pos]'s guess (see struct dsfs_discover_probe), minus pos. */
+static uint32_t probe_value(const struct dsfs_discover_probe *p, uint32_t seed)
 {
-	uint32_t h;
+	uint32_t w[DSFS_DISCOVER_MAX_POS + DISCOVER_MT_M + 1], i;
 
-	for (h = 0; h < f->nheads; h++)
-		if (f->heads[h] == z)
-			return true;
+	w[0] = seed;
+	for (i = 1; i <= p->pos + DISCOVER_MT_M; i++)
+		w[i] = dsfs_discover_init_step(w[i - 1], i);
+	return dsfs_discover_output(w[p->pos], w[p->pos + 1],
+				    w[p->pos + DISCOVER_MT_M]) % p->d;
+}
+
+static bool passes(const struct dsfs_discover_filter *f, uint32_t seed)
+{
+	uint32_t h, k, z;
+
+	for (k = 0; k < f->nprobes; k++) {
+		z = probe_value(&f->probes[k], seed);
+		for (h = 0; h < f->nheads; h++)
+			if (f->probes[k].heads[h] == z)
+				return true;
+	}
 	return false;
 }
 
-/* The reference: one seed at a time, a plain %. */
+/* The reference: one seed and probe at a time, a plain %. */
 static uint32_t scan_scalar(const struct dsfs_discover_filter *f,
 			    uint32_t first, uint32_t count, uint32_t *out)
 {
 	uint32_t found = 0, i;
 
 	for (i = 0; i < count; i++)
-		if (is_head(f, dsfs_discover_first_output(first + i) % f->n))
+		if (passes(f, first + i))
 			out[found++] = first + i;
 	return found;
 }
@@ -72,20 +87,62 @@ static uint32_t scan_scalar(const struct dsfs_discover_filter *f,
 #include "discover_kernel.h"
 #endif
 
+static void probe_init(struct dsfs_discover_probe *p, uint32_t n,
+		       uint32_t pos, const uint32_t *heads, uint32_t nheads)
+{
+	uint32_t l = 0, h, d = n - pos;
+
+	while ((UINT64_C(1) << l) < d) /* l = ceil(log2(d)) */
+		l++;
+	p->pos = pos;
+	p->d = d;
+	p->magic = (uint32_t)((((UINT64_C(1) << l) - d) << 32) / d + 1);
+	p->sh1 = l ? 1 : 0;
+	p->sh2 = l ? l - 1 : 0;
+	for (h = 0; h < nheads; h++)
+		p->heads[h] = heads[h] >= pos ? heads[h] - pos : ~0U;
+}
+
+/* Keep the word after init step `step` (once, however many need it). */
+static uint8_t keep_step(struct dsfs_discover_filter *f, uint32_t step)
+{
+	uint32_t e, m;
+
+	for (e = 0; e < f->nsteps && f->steps[e] < step; e++)
+		;
+	if (e < f->nsteps && f->steps[e] == step)
+		return (uint8_t)e;
+	for (m = f->nsteps; m > e; m--)
+		f->steps[m] = f->steps[m - 1];
+	f->steps[e] = step;
+	f->nsteps++;
+	return (uint8_t)e;
+}
+
 void dsfs_discover_filter_init(struct dsfs_discover_filter *f, uint32_t n,
+			       const uint32_t *pos, uint32_t nprobes,
 			       const uint32_t *heads, uint32_t nheads)
 {
-	uint32_t l = 0, h;
+	uint32_t k, j, e;
 
-	while ((UINT64_C(1) << l) < n) /* l = ceil(log2(n)) */
-		l++;
 	f->n = n;
-	f->magic = (uint32_t)((((UINT64_C(1) << l) - n) << 32) / n + 1);
-	f->sh1 = l ? 1 : 0;
-	f->sh2 = l ? l - 1 : 0;
 	f->nheads = nheads;
-	for (h = 0; h < nheads; h++)
-		f->heads[h] = heads[h];
+	f->nprobes = nprobes;
+	f->nsteps = 0;
+	for (k = 0; k < nprobes; k++) {
+		probe_init(&f->probes[k], n, pos[k], heads, nheads);
+		keep_step(f, pos[k]);
+		keep_step(f, pos[k] + 1);
+		keep_step(f, pos[k] + DISCOVER_MT_M);
+	}
+	/* slots once every step is in place (inserting shifts them) */
+	for (k = 0; k < nprobes; k++)
+		for (j = 0; j < DISCOVER_WORDS; j++) {
+			for (e = 0; f->steps[e] != pos[k] +
+				    (j == 2 ? DISCOVER_MT_M : j); e++)
+				;
+			f->slot[k][j] = (uint8_t)e;
+		}
 }
 
 static bool cpu_has(enum dsfs_discover_path path)
@@ -149,14 +206,15 @@ const char *dsfs_discover_path_name(enum dsfs_discover_path path)
 		       NULL;
 }
 
-int dsfs_discover_scan(enum dsfs_discover_path path, uint32_t n,
+int dsfs_discover_scan(enum dsfs_discover_path path, uint32_t n, uint32_t pos,
 		       const uint32_t *heads, uint32_t nheads, uint32_t first,
 		       uint32_t count, uint32_t *out, uint32_t *nout)
 {
 	struct dsfs_discover_filter f;
 	dsfs_discover_scan_fn scan;
 
-	if (n < 2 || n >= DSFS_SAMPLER_TORCH_MAX_N || !nheads ||
+	if (n < 2 || n >= DSFS_SAMPLER_TORCH_MAX_N || pos >= n ||
+	    pos > DSFS_DISCOVER_MAX_POS || !nheads ||
 	    nheads > DSFS_DISCOVER_MAX_HEADS ||
 	    (uint64_t)first + count > DSFS_DISCOVER_SEEDS ||
 	    !dsfs_discover_path_name(path))
@@ -164,7 +222,7 @@ int dsfs_discover_scan(enum dsfs_discover_path path, uint32_t n,
 	scan = dsfs_discover_kernel(dsfs_discover_resolve(path));
 	if (!scan)
 		return -EOPNOTSUPP;
-	dsfs_discover_filter_init(&f, n, heads, nheads);
+	dsfs_discover_filter_init(&f, n, &pos, 1, heads, nheads);
 	*nout = scan(&f, first, count, out);
 	return 0;
 }

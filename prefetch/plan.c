@@ -111,7 +111,7 @@ static int parse_distributed(const struct dsfs_plan_opts *o,
 				  o->ranks ? "ranks" : o->drop_last ? "drop_last" : NULL;
 
 		if (opt)
-			return refuse(why, whylen, "%s= applies only to sampler=torch-distributed",
+			return refuse(why, whylen, "%s= applies only to sampler=torch-distributed (or auto)",
 				      opt);
 		c->sampler.world = 1;
 		return 0;
@@ -179,8 +179,14 @@ static int parse_discover(const struct dsfs_plan_opts *o,
 				      "discover_range");
 		return 0;
 	}
-	if (c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM)
-		return refuse(why, whylen, "seed=discover works with sampler=torch-random only (a DataLoader(shuffle=True) without a generator)");
+	if (c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM &&
+	    c->sampler.kind != DSFS_SAMPLER_TORCH_DISTRIBUTED)
+		return refuse(why, whylen, "seed=discover works with sampler=torch-random (a DataLoader(shuffle=True) without a generator), torch-distributed (a DistributedSampler whose seed is not known) or auto");
+	c->discover_models =
+		c->sampler.kind == DSFS_SAMPLER_TORCH_RANDOM ?
+			DSFS_DISCOVER_RANDOM :
+			DSFS_DISCOVER_DISTRIBUTED |
+				(c->sampler_auto ? DSFS_DISCOVER_RANDOM : 0);
 	if (o->epoch)
 		return refuse(why, whylen, "epoch=%s means nothing with seed=discover: every epoch's seed is searched",
 			      o->epoch);
@@ -210,9 +216,18 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 
 	memset(c, 0, sizeof(*c));
 	s->kind = DSFS_SAMPLER_NONE;
-	if (o->sampler && dsfs_sampler_from_name(o->sampler, &s->kind))
-		return refuse(why, whylen, "sampler=%s: unknown sampler; use none, sequential, torch-random, torch-distributed, python-shuffle or numpy-permutation",
+	if (o->sampler && !strcmp(o->sampler, "auto")) {
+		/* an unseeded torch sampler: which one is searched too */
+		if (!o->seed || strcmp(o->seed, "discover"))
+			return refuse(why, whylen, "sampler=auto works with seed=discover only: give the sampler when the seed is known");
+		c->sampler_auto = true;
+		s->kind = o->world || o->rank || o->ranks ?
+				  DSFS_SAMPLER_TORCH_DISTRIBUTED :
+				  DSFS_SAMPLER_TORCH_RANDOM;
+	} else if (o->sampler && dsfs_sampler_from_name(o->sampler, &s->kind)) {
+		return refuse(why, whylen, "sampler=%s: unknown sampler; use none, sequential, torch-random, torch-distributed, python-shuffle, numpy-permutation or auto",
 			      o->sampler);
+	}
 	if (s->kind == DSFS_SAMPLER_NONE) {
 		const char *opt = stray_option(o);
 
@@ -239,6 +254,10 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 	err = parse_discover(o, c, why, whylen);
 	if (!err)
 		err = parse_distributed(o, c, why, whylen);
+	if (!err && c->discover && c->sampler.kind ==
+	    DSFS_SAMPLER_TORCH_DISTRIBUTED && c->rank_first > DSFS_DISCOVER_MAX_POS)
+		err = refuse(why, whylen, "seed=discover: the first local rank must be at most %u (it is %u)",
+			     DSFS_DISCOVER_MAX_POS, c->rank_first);
 	if (!err)
 		err = parse_layout(o, c, why, whylen);
 	if (!err)
@@ -320,7 +339,8 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 {
 	const struct dsfs_sampler_cfg *s = &c->sampler;
 
-	fprintf(f, "sampler=%s", dsfs_sampler_name(s->kind));
+	fprintf(f, "sampler=%s",
+		c->sampler_auto ? "auto" : dsfs_sampler_name(s->kind));
 	if (s->kind == DSFS_SAMPLER_NONE)
 		return;
 	if (c->discover)

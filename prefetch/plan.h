@@ -36,8 +36,15 @@ struct dsfs_plan_cfg {
 	bool epoch_auto;	/* detect the epoch from the accesses */
 	uint64_t epoch;		/* the epoch to start from otherwise */
 	uint32_t rank_first, rank_last;	/* local ranks (distributed) */
-	/* seed=discover (torch-random): search each epoch's seed. */
+	/*
+	 * seed=discover: search each epoch's seed (torch-random), or one
+	 * epoch's and follow from it (torch-distributed); sampler=auto
+	 * searches both models when ranks are given.  discover_models: the
+	 * enum dsfs_discover_model set searched.
+	 */
 	bool discover;
+	bool sampler_auto;
+	unsigned discover_models;
 	unsigned discover_threads;	/* 0: the online CPUs */
 	uint64_t discover_first, discover_end; /* seeds searched */
 };

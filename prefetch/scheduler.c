@@ -62,6 +62,12 @@ struct dsfs_sched {
 	uint64_t reports;
 	struct dsfs_ratelimit log_rl;	/* log_change_locked's lines */
 	struct dsfs_seek *seek;		/* seed=discover, else NULL; lock */
+	/* The sampler the trackers follow: the plan's, or the one a seed
+	 * search found (discovered: then the seek is no longer fed).
+	 * Protected by lock. */
+	struct dsfs_sampler_cfg sampler;
+	bool discovered;
+	uint64_t discovered_epoch;	/* the seek's epoch it was found in */
 };
 
 struct fetch {
@@ -328,19 +334,12 @@ static void prepare_all_locked(struct dsfs_sched *s)
 			dsfs_tracker_prepare_next(s->ranks[i].t);
 }
 
-/* seed=discover: a search ended; follow the epoch it found.  Called with
- * s->lock held. */
-static void seek_poll_locked(struct dsfs_sched *s)
+/* Where the prefetch of a tracker that joins mid-epoch starts. */
+static void follow_from_locked(struct dsfs_sched *s, struct srank *r)
 {
-	struct srank *r = &s->ranks[0];
 	struct dsfs_tracker_state st;
-	struct dsfs_tracker *t;
 
-	if (dsfs_seek_poll(s->seek, &t) != 1)
-		return;
-	dsfs_tracker_free(r->t);
-	r->t = t;
-	dsfs_tracker_state(t, &st);
+	dsfs_tracker_state(r->t, &st);
 	r->epoch = st.epoch;
 	/* The loader is at the frontier by now: fetch from there (what lies
 	 * before it was read, or is being read, around the cache). */
@@ -348,6 +347,69 @@ static void seek_poll_locked(struct dsfs_sched *s)
 	r->lead_from = st.low;
 	r->blocked = false;
 	lead_move_locked(s, r, st.low, true);
+}
+
+static struct srank *route_locked(struct dsfs_sched *s, uint64_t idx);
+static int rank_tracker(struct dsfs_sched *s, struct srank *r, bool detect,
+			uint64_t epoch);
+
+static void replay_one(void *arg, uint32_t idx)
+{
+	struct dsfs_sched *s = arg;
+	struct srank *r = route_locked(s, idx);
+
+	if (r->t)
+		dsfs_tracker_access(r->t, idx);
+}
+
+/*
+ * A DistributedSampler's seed was found: follow it from this epoch on with
+ * its own trackers, one per local rank, as if it had been given (seed =
+ * the one found, epoch 0 = this one), fed this epoch's opens so far.
+ */
+static void discovered_locked(struct dsfs_sched *s, uint32_t seed)
+{
+	uint32_t i;
+
+	s->sampler.kind = DSFS_SAMPLER_TORCH_DISTRIBUTED;
+	dsfs_seed_from_i64(seed, &s->sampler.seed);
+	for (i = 0; i < s->nranks; i++) {
+		dsfs_tracker_free(s->ranks[i].t);
+		s->ranks[i].t = NULL;
+		if (rank_tracker(s, &s->ranks[i], false, 0))
+			dsfs_warn("plan: rank %u: cannot follow the seed found",
+				  s->ranks[i].rank);
+	}
+	dsfs_seek_replay(s->seek, replay_one, s);
+	for (i = 0; i < s->nranks; i++)
+		if (s->ranks[i].t)
+			follow_from_locked(s, &s->ranks[i]);
+	s->discovered = true;
+}
+
+/* seed=discover: a search ended; follow the epoch it found.  Called with
+ * s->lock held. */
+static void seek_poll_locked(struct dsfs_sched *s)
+{
+	struct srank *r = &s->ranks[0];
+	struct dsfs_seek_stats ks;
+	struct dsfs_tracker *t;
+	uint32_t seed;
+
+	switch (dsfs_seek_poll(s->seek, &t, &seed)) {
+	case 1: /* RandomSampler: this epoch's order */
+		dsfs_tracker_free(r->t);
+		r->t = t;
+		follow_from_locked(s, r);
+		break;
+	case 2: /* DistributedSampler: every epoch from this one */
+		dsfs_seek_stats(s->seek, &ks);
+		s->discovered_epoch = ks.epoch;
+		discovered_locked(s, seed);
+		break;
+	default:
+		return;
+	}
 	publish_now_locked(s);
 }
 
@@ -358,7 +420,7 @@ static void *sched_thread(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
-		if (s->seek)
+		if (s->seek && !s->discovered)
 			seek_poll_locked(s);
 		if (next_locked(s, &pk)) {
 			pthread_mutex_unlock(&s->lock);
@@ -427,7 +489,7 @@ static int rank_tracker(struct dsfs_sched *s, struct srank *r, bool detect,
 	uint64_t n = dsfs_layout_count(s->cfg.layout);
 	int err;
 
-	err = dsfs_tracker_new(&p->sampler, n, r->rank, detect, epoch,
+	err = dsfs_tracker_new(&s->sampler, n, r->rank, detect, epoch,
 			       window_for(per_rank(p, n)), &r->t);
 	if (!err && detect)
 		err = dsfs_tracker_group(r->t, s->nranks);
@@ -481,10 +543,14 @@ static int seek_init(struct dsfs_sched *s)
 	uint64_t n = dsfs_layout_count(s->cfg.layout);
 	struct dsfs_seek_cfg sc = {
 		.n = n,
+		.models = p->discover_models,
+		.world = p->sampler.world,
+		.rank_first = p->rank_first,
+		.rank_last = p->rank_last,
 		.first = p->discover_first,
 		.end = p->discover_end,
 		.threads = p->discover_threads,
-		.window = window_for(n),
+		.window = window_for(per_rank(p, n)),
 		.wake = sched_wake,
 		.arg = s,
 	};
@@ -502,6 +568,7 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 	if (!s)
 		return -ENOMEM;
 	s->cfg = *cfg;
+	s->sampler = p->sampler;
 	s->prefix_len = strcmp(p->dataset, ".") ? strlen(p->dataset) + 1 : 0;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
@@ -707,7 +774,7 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 	int got;
 	uint32_t i;
 
-	if (s->seek) {
+	if (s->seek && !s->discovered) {
 		seek_access_locked(s, idx);
 		return;
 	}
@@ -783,6 +850,11 @@ void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st)
 	st->discover = s->seek != NULL;
 	if (s->seek)
 		dsfs_seek_stats(s->seek, &st->seek);
+	if (s->discovered && s->ranks[0].t) { /* where the sampler is now */
+		dsfs_tracker_state(s->ranks[0].t, &rs.track);
+		st->seek.seed += (uint32_t)rs.track.epoch;
+		st->seek.epoch = s->discovered_epoch + rs.track.epoch;
+	}
 	for (i = 0; i < s->nranks; i++) {
 		rank_stats_locked(s, &s->ranks[i], &rs);
 		if (i < DSFS_SCHED_STATS_RANKS)

@@ -44,6 +44,7 @@ struct dsfs_seek {
 	struct retired *retired;
 	bool found;
 	uint32_t seed;
+	unsigned model;
 	uint64_t searches, found_count;
 	double search_seconds;
 };
@@ -144,12 +145,20 @@ static void new_epoch(struct dsfs_seek *s)
 static void search_cfg(const struct dsfs_seek *s, struct dsfs_discover_cfg *dc)
 {
 	uint32_t room = (uint32_t)(s->cfg.n - s->nobserved);
+	/* Local ranks start apart: the first one's first sample may come
+	 * after many of the others'. */
+	uint32_t heads = s->cfg.models & DSFS_DISCOVER_DISTRIBUTED ?
+				 DSFS_DISCOVER_MAX_HEADS : SEEK_HEADS;
 
 	memset(dc, 0, sizeof(*dc));
 	dc->n = (uint32_t)s->cfg.n;
+	dc->models = s->cfg.models;
+	dc->world = s->cfg.world;
+	dc->rank_first = s->cfg.rank_first;
+	dc->rank_last = s->cfg.rank_last;
 	dc->observed = s->observed;
 	dc->nobserved = s->nobserved;
-	dc->heads = s->nobserved < SEEK_HEADS ? s->nobserved : SEEK_HEADS;
+	dc->heads = s->nobserved < heads ? s->nobserved : heads;
 	dc->window = s->cfg.window < room ? s->cfg.window : room;
 	if (dc->window > DSFS_DISCOVER_MAX_WINDOW)
 		dc->window = DSFS_DISCOVER_MAX_WINDOW;
@@ -165,12 +174,15 @@ static void search_cfg(const struct dsfs_seek *s, struct dsfs_discover_cfg *dc)
 /* Start the search once the opens make a wrong match unlikely. */
 static void maybe_start(struct dsfs_seek *s)
 {
-	uint64_t want = s->cfg.n / 4 < SEEK_WANT ? s->cfg.n / 4 : SEEK_WANT;
+	uint64_t want = s->cfg.models & DSFS_DISCOVER_DISTRIBUTED ?
+				DSFS_DISCOVER_MAX_HEADS : SEEK_WANT;
 	uint64_t most = s->cfg.n / 2 < DSFS_DISCOVER_MAX_OBSERVED ?
 			s->cfg.n / 2 : DSFS_DISCOVER_MAX_OBSERVED;
 	struct dsfs_discover_cfg dc;
 	int err;
 
+	if (want > s->cfg.n / 4)
+		want = s->cfg.n / 4;
 	if (s->nobserved < (want < 2 ? 2 : want))
 		return;
 	search_cfg(s, &dc);
@@ -256,10 +268,11 @@ static int follow(struct dsfs_seek *s, uint32_t seed, struct dsfs_tracker **t)
 	return 0;
 }
 
-int dsfs_seek_poll(struct dsfs_seek *s, struct dsfs_tracker **t)
+int dsfs_seek_poll(struct dsfs_seek *s, struct dsfs_tracker **t,
+		   uint32_t *seed)
 {
 	struct dsfs_discover_result r;
-	int err;
+	int err = 0;
 
 	*t = NULL;
 	if (s->state != DSFS_SEEK_SEARCHING || !dsfs_discover_done(s->d))
@@ -277,8 +290,10 @@ int dsfs_seek_poll(struct dsfs_seek *s, struct dsfs_tracker **t)
 			  (unsigned long long)r.tested);
 		return -ENOENT;
 	}
-	err = follow(s, r.seed, t);
-	s->nkept = 0;
+	if (r.model == DSFS_DISCOVER_RANDOM) {
+		err = follow(s, r.seed, t);
+		s->nkept = 0;
+	}
 	if (err) {
 		s->state = DSFS_SEEK_FAILED;
 		dsfs_warn("plan: epoch %llu: seed %u found but not followed: %s",
@@ -287,13 +302,27 @@ int dsfs_seek_poll(struct dsfs_seek *s, struct dsfs_tracker **t)
 	}
 	s->state = DSFS_SEEK_FOLLOWING;
 	s->found = true;
-	s->seed = r.seed;
+	s->seed = *seed = r.seed;
+	s->model = r.model;
 	s->found_count++;
-	dsfs_info("plan: epoch %llu: discovered seed %u in %.1f s (%llu seeds searched, %s)",
-		  (unsigned long long)s->epoch, r.seed, r.seconds,
-		  (unsigned long long)r.tested,
+	dsfs_info("plan: epoch %llu: discovered %s seed %u in %.1f s (%llu seeds searched, %s)",
+		  (unsigned long long)s->epoch,
+		  r.model == DSFS_DISCOVER_RANDOM ? "RandomSampler" :
+						    "DistributedSampler",
+		  r.seed, r.seconds, (unsigned long long)r.tested,
 		  dsfs_discover_path_name(r.path));
-	return 1;
+	return r.model == DSFS_DISCOVER_RANDOM ? 1 : 2;
+}
+
+void dsfs_seek_replay(const struct dsfs_seek *s,
+		      void (*fn)(void *arg, uint32_t idx), void *arg)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nobserved; i++)
+		fn(arg, s->observed[i]);
+	for (i = 0; i < s->nkept; i++)
+		fn(arg, s->kept[i]);
 }
 
 void dsfs_seek_stats(const struct dsfs_seek *s, struct dsfs_seek_stats *st)
@@ -303,6 +332,7 @@ void dsfs_seek_stats(const struct dsfs_seek *s, struct dsfs_seek_stats *st)
 		.epoch = s->epoch,
 		.found = s->found,
 		.seed = s->seed,
+		.model = s->model,
 		.searches = s->searches,
 		.found_count = s->found_count,
 		.search_seconds = s->search_seconds,

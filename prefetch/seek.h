@@ -15,6 +15,10 @@
  * in it is opened again (a loader reads each sample once an epoch), and
  * the next one starts collecting with that open.
  *
+ * A DistributedSampler's seed found once gives every later epoch (seed + 1
+ * each set_epoch()), so then the caller follows it with the sampler's own
+ * trackers and stops feeding the seek (dsfs_seek_poll() returns 2).
+ *
  * Threads: the caller serialises every call on one seek with its own lock,
  * except dsfs_seek_reap() and dsfs_seek_free(), which must be called
  * WITHOUT that lock: they join search threads, whose end calls cfg.wake,
@@ -31,6 +35,10 @@
 
 struct dsfs_seek_cfg {
 	uint64_t n;		/* samples: 2 <= n < DSFS_SAMPLER_TORCH_MAX_N */
+	/* The samplers searched (enum dsfs_discover_model; 0: RANDOM) and,
+	 * for DISTRIBUTED, the world and the local ranks (discover.h). */
+	unsigned models;
+	uint32_t world, rank_first, rank_last;
 	uint64_t first, end;	/* the seed range searched: [first, end) */
 	unsigned threads;	/* search threads; 0: the online CPUs */
 	uint32_t window;	/* how far out of order opens arrive */
@@ -50,6 +58,7 @@ struct dsfs_seek_stats {
 	uint64_t epoch;		/* epochs seen since the mount, from 0 */
 	bool found;		/* seed holds the latest epoch's found seed */
 	uint32_t seed;		/* effective (low 32 bits) seed */
+	unsigned model;		/* whose it is: enum dsfs_discover_model */
 	uint64_t searches;	/* searches started */
 	uint64_t found_count;	/* ... that confirmed a seed */
 	double search_seconds;	/* total wall time of ended searches */
@@ -71,10 +80,19 @@ bool dsfs_seek_access(struct dsfs_seek *s, uint64_t idx);
 
 /*
  * After a wake: if a search ended, 1 with *t a tracker of the epoch (every
- * open of it so far fed) for the caller to follow and free; -ENOENT when it
- * found nothing; 0 when there is nothing new.  O(n) when it builds *t.
+ * open of it so far fed) for the caller to follow and free (RandomSampler);
+ * 2 with *seed the DistributedSampler's seed of this epoch (the low 32 bits
+ * of its seed + epoch), *t NULL: the caller follows the sampler from there
+ * and may replay the epoch's opens (dsfs_seek_replay()) before the next
+ * call; -ENOENT when it found nothing; 0 when there is nothing new.  O(n)
+ * when it builds *t.
  */
-int dsfs_seek_poll(struct dsfs_seek *s, struct dsfs_tracker **t);
+int dsfs_seek_poll(struct dsfs_seek *s, struct dsfs_tracker **t,
+		   uint32_t *seed);
+
+/* Call fn on every open of the current epoch so far, in open order. */
+void dsfs_seek_replay(const struct dsfs_seek *s,
+		      void (*fn)(void *arg, uint32_t idx), void *arg);
 
 /* Free the searches that ended or were cancelled.  Without the caller's
  * lock; returns after their threads are joined. */

@@ -152,6 +152,29 @@ PYEOF
 	sync
 }
 
+# wait_ranks NAME TAG: wait for the loaders whose pids are the keys of the
+# associative array NAME (pid -> rank), printing each one's
+# $WORK/TAG.RANK.out as it exits.  If one fails, the others are stopped,
+# WAIT_FAILED is set to its rank and the status is 1.
+wait_ranks() {
+	local -n loaders=$1
+	local tag=$2 pid r rc
+
+	while ((${#loaders[@]})); do
+		rc=0
+		wait -n -p pid "${!loaders[@]}" || rc=$?
+		r=${loaders[$pid]}
+		unset "loaders[$pid]"
+		cat "$WORK/$tag.$r.out"
+		if ((rc != 0)); then
+			kill "${!loaders[@]}" 2>/dev/null || true
+			wait "${!loaders[@]}" 2>/dev/null || true
+			WAIT_FAILED=$r
+			return 1
+		fi
+	done
+}
+
 # mount_fuse TYPE MNT CMD [ARGS...]: start CMD, a FUSE daemon that stays in
 # the foreground, in the background, stderr to a log in $WORK, and wait until
 # MNT (absolute, resolved) is a mount of TYPE ("" for any).  The daemon is

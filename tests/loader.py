@@ -5,6 +5,7 @@ Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
            [--batch-size B] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
+           [--stats MNT FILE]
 
 torchvision.datasets.ImageFolder(ROOT) with a loader that returns the file's
 bytes (no decoding), in a torch DataLoader with num_workers=2 and a collate
@@ -27,6 +28,13 @@ so the later ones are warm) and the processes sharing --barrier DIR (N of them,
 each with its own --rank) wait for each other, twice: before the drop, so no
 one drops while another still reads, and after it, so all start together.
 Each batch is followed by a sleep of MS milliseconds standing for compute.
+--stats MNT FILE appends to FILE the stats snapshot of the dsfs mount MNT
+(its root's user.dsfs.stats), each line prefixed with where it was taken:
+"eE" before epoch E (after the drop and, with --barrier, between the two
+barriers: every process is done with the epoch before and none has started
+this one, so the counters are exactly those of the epochs before), and "end"
+after the last epoch (with --barrier, after a third barrier that every
+process reaches once it has finished the last epoch).
 
 Prints "epoch=E rank=R samples=N bytes=B seconds=T" per epoch (T excludes
 the drop and the barriers).  --list FILE writes the path (relative to ROOT)
@@ -94,6 +102,16 @@ def drop_caches():
         f.write("3\n")
 
 
+def snapshot(a, where):
+    """--stats: append the mount's stats, each line prefixed with WHERE."""
+    if not a.stats:
+        return
+    doc = os.getxattr(a.stats[0], "user.dsfs.stats").decode()
+    with open(a.stats[1], "a") as f:
+        for line in doc.splitlines():
+            f.write("%s %s\n" % (where, line))
+
+
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("root")
@@ -114,6 +132,7 @@ def parse_args():
     ap.add_argument("--parties", type=int, default=1)
     ap.add_argument("--list")
     ap.add_argument("--source")
+    ap.add_argument("--stats", nargs=2, metavar=("MNT", "FILE"))
     a = ap.parse_args()
     if a.mode in ("torch-random", "unseeded") and a.first != 0:
         die("--mode torch-random: --first must be 0 (epoch E's order needs the "
@@ -233,6 +252,7 @@ def main():
             barrier(a.barrier, "e%d-ready" % e, a.rank, a.parties)
         if a.drop_caches or (a.drop_caches_first and e == a.first):
             drop_caches()
+        snapshot(a, "e%d" % e)
         if a.barrier:
             barrier(a.barrier, "e%d-go" % e, a.rank, a.parties)
         if a.mode == "unseeded":
@@ -242,6 +262,9 @@ def main():
             die("epoch %d: %d samples, the sampler has %d" % (e, n, len(loader.sampler)))
         print("epoch=%d rank=%d samples=%d bytes=%d seconds=%.3f"
               % (e, a.rank, n, nbytes, secs), flush=True)
+    if a.barrier:
+        barrier(a.barrier, "end", a.rank, a.parties)
+    snapshot(a, "end")
     if a.list:
         root = os.path.join(os.path.abspath(a.root), "")
         with open(a.list, "w") as f:

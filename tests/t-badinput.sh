@@ -69,6 +69,12 @@ bad "layout=list needs list=" "$SRC" "$MNT" -o sampler=sequential,layout=list
 bad seed=-1 "$SRC" "$MNT" -o sampler=numpy-permutation,seed=-1
 bad epoch=soon "$SRC" "$MNT" -o sampler=sequential,epoch=soon
 bad dataset=../up "$SRC" "$MNT" -o sampler=sequential,dataset=../up
+bad "sampler=auto works with seed=discover" "$SRC" "$MNT" -o sampler=auto,seed=5
+bad "seed=discover works with" "$SRC" "$MNT" -o sampler=python-shuffle,seed=discover
+bad "first local rank must be at most 226" "$SRC" "$MNT" \
+	-o sampler=torch-distributed,seed=discover,world=512,ranks=227-230
+bad "epoch=3 means nothing" "$SRC" "$MNT" \
+	-o sampler=auto,seed=discover,world=2,rank=1,epoch=3
 bad "$WORK/nonexistent" "$WORK/nonexistent" "$MNT"
 bad "$WORK/file" "$WORK/file" "$MNT"
 bad "$WORK/nonexistent" "$SRC" "$WORK/nonexistent"

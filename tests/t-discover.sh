@@ -42,8 +42,8 @@ cat "$WORK/loader.out" >&2
 log=${DSFS_LOG[$(realpath "$MNT")]}
 grep "plan:" "$log" >&2 || true
 getfattr --absolute-names -n user.dsfs.stats --only-values "$MNT" | grep "^plan\.\|read_bytes\|hit_bytes" >&2
-grep -q "epoch 0: discovered seed $s0 " "$log" || fail "epoch 0's seed $s0 not discovered"
-grep -q "epoch 1: discovered seed $s1 " "$log" || fail "epoch 1's seed $s1 not discovered"
+grep -q "epoch 0: discovered RandomSampler seed $s0 " "$log" || fail "epoch 0's seed $s0 not discovered"
+grep -q "epoch 1: discovered RandomSampler seed $s1 " "$log" || fail "epoch 1's seed $s1 not discovered"
 [[ $(stat_of plan.seed) == "$s1" ]] || fail "plan.seed $(stat_of plan.seed), not $s1"
 [[ $(stat_of plan.discovered) == 2 ]] || fail "plan.discovered $(stat_of plan.discovered)"
 [[ $(stat_of plan.detected) == '"discovered"' ]] || fail "plan.detected $(stat_of plan.detected)"

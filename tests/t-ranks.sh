@@ -24,7 +24,7 @@ PLAN="sampler=torch-distributed,seed=$SEED,layout=imagefolder,dataset=train,epoc
 # before each epoch.  Rank R's output goes to $WORK/TAG.R.out, the paths it
 # read to $WORK/TAG.R.list.  If one fails, the others are stopped.
 run_loaders() {
-	local tag=$1 first=$2 last=$3 world=$4 m r pid rc
+	local tag=$1 first=$2 last=$3 world=$4 m r
 	local -A rank_of=()
 	shift 4
 
@@ -36,20 +36,11 @@ run_loaders() {
 			--drop-caches --sleep-ms 5 --barrier "$WORK/$tag.barrier" \
 			--parties $# --list "$WORK/$tag.$r.list" --source "$SRC/train" \
 			"${m%:*}/train" >"$WORK/$tag.$r.out" 2>&1 &
+		# shellcheck disable=SC2034 # read by wait_ranks (a nameref)
 		rank_of[$!]=$r
 	done
-	while ((${#rank_of[@]})); do
-		rc=0
-		wait -n -p pid "${!rank_of[@]}" || rc=$?
-		r=${rank_of[$pid]}
-		unset "rank_of[$pid]"
-		cat "$WORK/$tag.$r.out"
-		if ((rc != 0)); then
-			kill "${!rank_of[@]}" 2>/dev/null || true
-			wait "${!rank_of[@]}" 2>/dev/null || true
-			fail "the loader of rank $r exited with status $rc"
-		fi
-	done
+	wait_ranks rank_of "$tag" ||
+		fail "the loader of rank $WAIT_FAILED exited with an error"
 }
 
 # sum_read TAG RANK...: bytes the loaders of these ranks read (with repeats).

@@ -68,21 +68,22 @@ static void test_division(void)
 				       7,	 1000,	   50000,
 				       1281167,	 1U << 20, (1U << 20) + 1,
 				       214748363 };
-	struct dsfs_discover_filter f;
-	uint32_t h = 0, i, o, q;
+	struct dsfs_discover_filter f0;
+	const struct dsfs_discover_probe *f = &f0.probes[0];
+	uint32_t h = 0, i, o, q, pos = 0;
 	unsigned k;
 
 	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
-		dsfs_discover_filter_init(&f, ns[i], &h, 1);
+		dsfs_discover_filter_init(&f0, ns[i], &pos, 1, &h, 1);
 		for (k = 0; k < 4096; k++) {
 			q = k < 2048 ? k : UINT32_MAX / ns[i] - (k - 2048);
 			o = q * ns[i];
-			CHECK(dsfs_discover_div(&f, o) == o / ns[i]);
-			CHECK(dsfs_discover_div(&f, o - 1) == (o - 1) / ns[i]);
-			CHECK(dsfs_discover_div(&f, o + ns[i] - 1) ==
+			CHECK(dsfs_discover_div(f, o) == o / ns[i]);
+			CHECK(dsfs_discover_div(f, o - 1) == (o - 1) / ns[i]);
+			CHECK(dsfs_discover_div(f, o + ns[i] - 1) ==
 			      (o + ns[i] - 1) / ns[i]);
 		}
-		CHECK(dsfs_discover_div(&f, UINT32_MAX) == UINT32_MAX / ns[i]);
+		CHECK(dsfs_discover_div(f, UINT32_MAX) == UINT32_MAX / ns[i]);
 	}
 }
 
@@ -132,6 +133,13 @@ static void test_prefix(void)
 	CHECK(dsfs_discover_prefix(1, 10, 11, NULL) == -EINVAL);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 static bool is_head(uint32_t z, const uint32_t *heads, uint32_t nheads)
 {
 	uint32_t h;
@@ -142,8 +150,23 @@ static bool is_head(uint32_t z, const uint32_t *heads, uint32_t nheads)
 	return false;
 }
 
-/* Each kernel's candidates over [first, first + count) equal the scalar's. */
-static void check_paths_agree(uint32_t n, const uint32_t *heads,
+/* pos + o_pos % (n - pos) after init_genrand(seed), the plain way. */
+static uint32_t probe_reference(uint32_t seed, uint32_t n, uint32_t pos)
+{
+	struct dsfs_mt19937 mt;
+	uint32_t i, o = 0;
+
+	dsfs_mt_init_genrand(&mt, seed);
+	for (i = 0; i <= pos; i++)
+		o = dsfs_mt_next32(&mt);
+	return pos + o % (n - pos);
+}
+
+/*
+ * Each kernel's candidates over [first, first + count) equal the scalar's,
+ * for a probe at pos.
+ */
+static void check_paths_agree(uint32_t n, uint32_t pos, const uint32_t *heads,
 			      uint32_t nheads, uint32_t first, uint32_t count)
 {
 	uint32_t *ref = malloc(count * sizeof(uint32_t));
@@ -154,11 +177,15 @@ static void check_paths_agree(uint32_t n, const uint32_t *heads,
 	CHECK(ref && got);
 	if (!ref || !got)
 		goto out;
-	CHECK(dsfs_discover_scan(DSFS_DISCOVER_SCALAR, n, heads, nheads, first,
-				 count, ref, &nref) == 0);
+	CHECK(dsfs_discover_scan(DSFS_DISCOVER_SCALAR, n, pos, heads, nheads,
+				 first, count, ref, &nref) == 0);
 	for (i = 0; i < nref; i++) /* the reference is what it claims */
-		CHECK(is_head(dsfs_discover_first_output(ref[i]) % n, heads,
-			      nheads));
+		CHECK(is_head(probe_reference(ref[i], n, pos), heads, nheads));
+	for (i = 0; i < 64 && i < count; i++) /* ... and misses none */
+		CHECK(is_head(probe_reference(first + i, n, pos), heads,
+			      nheads) ==
+		      (bsearch(&(uint32_t){ first + i }, ref, nref,
+			       sizeof(uint32_t), cmp_u32) != NULL));
 	for (p = 1; p < NPATHS; p++) {
 		if (!dsfs_discover_path_supported(all_paths[p])) {
 			fprintf(stderr, "unit-discover: no %s on this CPU\n",
@@ -166,8 +193,8 @@ static void check_paths_agree(uint32_t n, const uint32_t *heads,
 			continue;
 		}
 		ngot = UINT32_MAX;
-		CHECK(dsfs_discover_scan(all_paths[p], n, heads, nheads, first,
-					 count, got, &ngot) == 0);
+		CHECK(dsfs_discover_scan(all_paths[p], n, pos, heads, nheads,
+					 first, count, got, &ngot) == 0);
 		CHECK(ngot == nref);
 		CHECK(ngot != nref || !memcmp(got, ref, nref * sizeof(*got)));
 	}
@@ -183,15 +210,65 @@ static void test_paths_agree(void)
 	unsigned i;
 
 	/* 2^20 seeds: about 5000 candidates at n = 1000. */
-	check_paths_agree(1000, heads, 5, 0x9e370000U, SLICE);
-	check_paths_agree(1281167, heads, 1, 0, SLICE);
+	check_paths_agree(1000, 0, heads, 5, 0x9e370000U, SLICE);
+	check_paths_agree(1281167, 0, heads, 1, 0, SLICE);
+	/* Later positions (DistributedSampler ranks), the last one too. */
+	check_paths_agree(1000, 3, heads, 5, 0x9e370000U, SLICE);
+	check_paths_agree(1000, DSFS_DISCOVER_MAX_POS, heads, 5, 77, SLICE / 4);
 	/* Partial blocks, and the top of the seed space (no wrap). */
 	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		check_paths_agree(3, heads, 1, 12345, counts[i]);
-		check_paths_agree(3, heads, 1,
+		check_paths_agree(3, 0, heads, 1, 12345, counts[i]);
+		check_paths_agree(3, 0, heads, 1,
 				  (uint32_t)(DSFS_DISCOVER_SEEDS - counts[i]),
 				  counts[i]);
 	}
+}
+
+/* Two probes in one filter pass exactly the seeds either passes alone. */
+static void test_two_probes(void)
+{
+	static const uint32_t heads[] = { 5, 999, 500, 7, 123 };
+	static const uint32_t pos[] = { 0, 6 };
+	uint32_t *a = malloc(SLICE * sizeof(uint32_t));
+	uint32_t *b = malloc(SLICE * sizeof(uint32_t));
+	uint32_t *got = malloc(SLICE * sizeof(uint32_t));
+	uint32_t na, nb, ngot, i, j, k, first = 0x12340000U;
+	struct dsfs_discover_filter f;
+	dsfs_discover_scan_fn scan;
+	unsigned p;
+
+	CHECK(a && b && got);
+	if (!a || !b || !got)
+		goto out;
+	CHECK(dsfs_discover_scan(DSFS_DISCOVER_SCALAR, 1000, 0, heads, 5,
+				 first, SLICE, a, &na) == 0);
+	CHECK(dsfs_discover_scan(DSFS_DISCOVER_SCALAR, 1000, 6, heads, 5,
+				 first, SLICE, b, &nb) == 0);
+	CHECK(na > 100 && nb > 100);
+	dsfs_discover_filter_init(&f, 1000, pos, 2, heads, 5);
+	for (p = 0; p < NPATHS; p++) {
+		scan = dsfs_discover_kernel(all_paths[p]);
+		if (!scan)
+			continue;
+		ngot = scan(&f, first, SLICE, got);
+		/* the sorted union of a and b */
+		for (i = j = k = 0; i < na || j < nb; k++) {
+			uint32_t want = j == nb || (i < na && a[i] <= b[j]) ?
+						a[i] : b[j];
+
+			if (i < na && a[i] == want)
+				i++;
+			if (j < nb && b[j] == want)
+				j++;
+			if (k >= ngot || got[k] != want)
+				break;
+		}
+		CHECK(i == na && j == nb && k == ngot);
+	}
+out:
+	free(a);
+	free(b);
+	free(got);
 }
 
 /* Search [first, end) at normal priority on 2 threads; the outcome in *r. */
@@ -282,6 +359,63 @@ static void test_find_known(void)
 	search(&cfg, KNOWN - SLICE, KNOWN + SLICE, &r);
 	CHECK(r.status == 0 && r.seed == KNOWN);
 	CHECK(dsfs_discover_false_matches(&cfg) < 1e-40);
+}
+
+/*
+ * DistributedSampler, world 4, local ranks 2 and 3, 2 workers each with
+ * batches of 8: the opens of both ranks interleaved are found as that
+ * model's, by a search of DISTRIBUTED alone and of both models; a search of
+ * RANDOM alone finds nothing; RandomSampler opens searched with both
+ * models come out RANDOM.
+ */
+static void test_find_distributed(void)
+{
+	static const uint32_t turn[] = { 1, 0 };
+	uint32_t perm[256], mine[2][64], per[2][16], obs[32], i, r;
+	struct dsfs_discover_cfg cfg = { .n = 50000,
+					 .models = DSFS_DISCOVER_DISTRIBUTED,
+					 .world = 4,
+					 .rank_first = 2,
+					 .rank_last = 3,
+					 .observed = obs,
+					 .nobserved = 32,
+					 .heads = 8,
+					 .window = 8,
+					 .threads = 2,
+					 .prio = DSFS_DISCOVER_NORMAL };
+	struct dsfs_discover_result res;
+
+	CHECK(dsfs_discover_prefix(KNOWN, cfg.n, 256, perm) == 0);
+	for (r = 0; r < 2; r++) {
+		for (i = 0; i < 64; i++)
+			mine[r][i] = perm[2 + r + 4 * i];
+		interleave(mine[r], 2, 8, turn, 16, per[r]);
+	}
+	for (i = 0; i < 16; i++) { /* rank 3 first: heads hold rank 2's */
+		obs[2 * i] = per[1][i];
+		obs[2 * i + 1] = per[0][i];
+	}
+	search(&cfg, KNOWN - SLICE, KNOWN + SLICE, &res);
+	CHECK(res.status == 0 && res.seed == KNOWN &&
+	      res.model == DSFS_DISCOVER_DISTRIBUTED);
+	cfg.models = DSFS_DISCOVER_DISTRIBUTED | DSFS_DISCOVER_RANDOM;
+	search(&cfg, KNOWN - SLICE, KNOWN + SLICE, &res);
+	CHECK(res.status == 0 && res.seed == KNOWN &&
+	      res.model == DSFS_DISCOVER_DISTRIBUTED);
+	CHECK(dsfs_discover_false_matches(&cfg) < 1e-20);
+	cfg.models = DSFS_DISCOVER_RANDOM;
+	search(&cfg, KNOWN - SLICE, KNOWN + SLICE, &res);
+	CHECK(res.status == -ENOENT);
+	/* RandomSampler's opens: the first 32 of the permutation. */
+	memcpy(obs, perm, sizeof(obs));
+	cfg.models = DSFS_DISCOVER_DISTRIBUTED | DSFS_DISCOVER_RANDOM;
+	search(&cfg, KNOWN - SLICE, KNOWN + SLICE, &res);
+	CHECK(res.status == 0 && res.seed == KNOWN &&
+	      res.model == DSFS_DISCOVER_RANDOM);
+	/* Ranks out of reach are refused. */
+	cfg.rank_first = DSFS_DISCOVER_MAX_POS + 1;
+	cfg.rank_last = cfg.world = DSFS_DISCOVER_MAX_POS + 2;
+	CHECK(dsfs_discover_false_matches(&cfg) < 0);
 }
 
 /* Opens of no seed (see bench/discover.c): a search runs to its end. */
@@ -466,6 +600,8 @@ int main(void)
 	test_division();
 	test_prefix();
 	test_paths_agree();
+	test_two_probes();
+	test_find_distributed();
 	test_find_known();
 	test_cancel();
 	test_done_callback();
