@@ -347,9 +347,10 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 		fprintf(f, ",seed=discover");
 	else if (needs_seed(s->kind))
 		fprintf(f, ",seed=%s", s->seed.text);
-	if (c->epoch_auto)
+	/* seed=discover searches every epoch's seed: it takes no epoch. */
+	if (!c->discover && c->epoch_auto)
 		fprintf(f, ",epoch=auto");
-	else
+	else if (!c->discover)
 		fprintf(f, ",epoch=%llu", (unsigned long long)c->epoch);
 	fprintf(f, ",layout=%s", dsfs_layout_kind_name(c->layout));
 	put_path(f, "dataset", c->dataset);
