@@ -396,6 +396,16 @@ static const struct fuse_opt *table_entry(const char *item, size_t keylen)
 	return NULL;
 }
 
+/* The end of the "-o" item at s: the first comma that a backslash does
+ * not escape, as fuse_opt splits them. */
+static const char *item_end(const char *s)
+{
+	for (; *s && *s != ','; s++)
+		if (*s == '\\' && s[1])
+			s++;
+	return s;
+}
+
 /*
  * One "-o" argument's items: each of dsfs's options may come once.  seen[]
  * holds the items met so far (pointers into argv), *nseen of them.
@@ -407,7 +417,7 @@ static int once_in(const char *list, const char **seen, size_t *nseen,
 	size_t klen, i;
 
 	for (; *item; item = *end ? end + 1 : end) {
-		end = item + strcspn(item, ",");
+		end = item_end(item);
 		klen = strcspn(item, "=,");
 		if (!klen || !table_entry(item, klen))
 			continue; /* libfuse's, or unknown: not ours to judge */
@@ -417,7 +427,7 @@ static int once_in(const char *list, const char **seen, size_t *nseen,
 			     seen[i][klen]))
 				continue;
 			snprintf(why, whylen, "%.*s given twice (%.*s, then %.*s); give each option once",
-				 (int)klen, item, (int)strcspn(seen[i], ","),
+				 (int)klen, item, (int)(item_end(seen[i]) - seen[i]),
 				 seen[i], (int)(end - item), item);
 			return -1;
 		}
