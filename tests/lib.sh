@@ -179,7 +179,8 @@ wait_ranks() {
 # the foreground, in the background, stderr to a log in $WORK, and wait until
 # MNT (absolute, resolved) is a mount of TYPE ("" for any).  The daemon is
 # recorded like mount_dsfs's (cleanup, reap, unmount_dsfs).  DSFS_NOFILE=N
-# sets its open-file limit; DSFS_CGROUP=DIR puts it in that cgroup (v1: a
+# sets its open-file limit; DSFS_MOUNT_WAIT=SECS how long to wait for the
+# mount (default 20); DSFS_CGROUP=DIR puts it in that cgroup (v1: a
 # directory with cgroup.procs).  SIGINT is reset to default: bash starts
 # background jobs with it ignored, and libfuse leaves an ignored signal alone.
 mount_fuse() {
@@ -196,7 +197,7 @@ mount_fuse() {
 	DSFS_PID[$mnt]=$pid
 	DSFS_LOG[$mnt]=$log
 	track_mount "$mnt"
-	deadline=$((SECONDS + 20))
+	deadline=$((SECONDS + ${DSFS_MOUNT_WAIT:-20}))
 	until is_mounted "$mnt" "$type"; do
 		if ! pid_alive "$pid"; then
 			rc=0
@@ -205,7 +206,7 @@ mount_fuse() {
 			unset "DSFS_PID[$mnt]"
 			fail "$* exited ($rc) before mounting"
 		fi
-		((SECONDS < deadline)) || fail "$*: not mounted after 20 s"
+		((SECONDS < deadline)) || fail "$*: not mounted after ${DSFS_MOUNT_WAIT:-20} s"
 		sleep 0.02
 	done
 }
