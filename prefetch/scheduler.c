@@ -67,7 +67,6 @@ struct dsfs_sched {
 	 * Protected by lock. */
 	struct dsfs_sampler_cfg sampler;
 	bool discovered;
-	uint64_t discovered_epoch;	/* the seek's epoch it was found in */
 };
 
 struct fetch {
@@ -392,7 +391,6 @@ static void discovered_locked(struct dsfs_sched *s, uint32_t seed)
 static void seek_poll_locked(struct dsfs_sched *s)
 {
 	struct srank *r = &s->ranks[0];
-	struct dsfs_seek_stats ks;
 	struct dsfs_tracker *t;
 	uint32_t seed;
 
@@ -403,8 +401,6 @@ static void seek_poll_locked(struct dsfs_sched *s)
 		follow_from_locked(s, r);
 		break;
 	case 2: /* DistributedSampler: every epoch from this one */
-		dsfs_seek_stats(s->seek, &ks);
-		s->discovered_epoch = ks.epoch;
 		discovered_locked(s, seed);
 		break;
 	default:
@@ -850,10 +846,12 @@ void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st)
 	st->discover = s->seek != NULL;
 	if (s->seek)
 		dsfs_seek_stats(s->seek, &st->seek);
-	if (s->discovered && s->ranks[0].t) { /* where the sampler is now */
+	/* The seek, no longer fed, stays at the epoch of the seed found;
+	 * the trackers count the epochs since. */
+	if (s->discovered && s->ranks[0].t) {
 		dsfs_tracker_state(s->ranks[0].t, &rs.track);
 		st->seek.seed += (uint32_t)rs.track.epoch;
-		st->seek.epoch = s->discovered_epoch + rs.track.epoch;
+		st->seek.epoch += rs.track.epoch;
 	}
 	for (i = 0; i < s->nranks; i++) {
 		rank_stats_locked(s, &s->ranks[i], &rs);
