@@ -108,12 +108,39 @@ warm_reader() {
 	reader "$@"
 }
 
-# mount_dsfs_at OPTIONS: dsfs over $VOL at $MNT with -o OPTIONS (in the
-# cgroup DSFS_CGROUP, if set), after dropping the page caches.
+# mount_dsfs_at OPTIONS [LABEL]: dsfs over $VOL at $MNT with -o OPTIONS,
+# $PAGES (the cache's page kind) first (in the cgroup DSFS_CGROUP, if set),
+# after dropping the page caches; returns once the daemon answers (its
+# cache memory faulted in and, for huge pages, registered with io_uring).
+# With LABEL, records that start-up time as "mount LABEL startup_s=".
 mount_dsfs_at() {
+	local t0=$EPOCHREALTIME
+
 	drop_caches
-	mount_dsfs "$VOL" "$MNT" -o "$1"
+	mount_dsfs "$VOL" "$MNT" -o "$PAGES,$1"
+	ls "$MNT" >/dev/null || fail "ls $MNT after mounting"
 	FUSE_PID=${DSFS_PID[$MNT]}
+	[[ -z ${2:-} ]] || record mount "$2" "startup_s=$(awk -v a="$t0" \
+		-v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')"
+}
+
+# pool_reserve BYTES: at least BYTES of free 2 MiB pages in the kernel's
+# huge page pool (the old size comes back at exit); sets PAGES to
+# hugepages=require when they are there, else to hugepages=off.
+pool_reserve() {
+	local f=/proc/sys/vm/nr_hugepages old want free
+
+	PAGES=hugepages=off
+	old=$(cat "$f")
+	want=$((old + ($1 >> 21) + 1))
+	echo "$want" >"$f" 2>/dev/null || return 0
+	at_exit "echo $old >$f"
+	free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+	if ((free >= ($1 >> 21) + 1)); then
+		PAGES=hugepages=require
+	else
+		progress "only $free huge pages free: the cache uses 4 KiB pages"
+	fi
 }
 
 # build_passthrough: libfuse's passthrough_ll example, as Debian ships it,

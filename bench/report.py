@@ -213,6 +213,15 @@ class Report:
                "still read from storage lost its page cache to another process's "
                "drop. Daemon peak: VmHWM plus hugetlb pages.")
         self.p()
+        self.p("Cache memory of the dsfs mounts in (1), (2) and the DataLoader runs: "
+               "`%s`. Their start-up, from mount to the first reply (the cache memory "
+               "faulted in and, for huge pages, registered with io_uring), is left "
+               "out of every figure; median %s s for (1), %s s for (2), %s s for the "
+               "DataLoader's tree." % (
+                   r.s("pages"), num(r.get("mount", "img", "startup_s"), "%.1f"),
+                   num(r.get("mount", "shards", "startup_s"), "%.1f"),
+                   num(r.get("mount", "loader", "startup_s"), "%.1f")))
+        self.p()
 
     def rate(self):
         r, rows = self.r, []

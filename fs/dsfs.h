@@ -80,10 +80,16 @@ struct dsfs_fs {
 	struct dsfs_layout *layout;
 	struct dsfs_ctl *ctl;		/* the control channel's state */
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
+	bool readahead_tuned;		/* relaxed atomic: see readahead.c */
 	struct timespec started;	/* CLOCK_MONOTONIC at fs_init */
 	struct dsfs_ratelimit read_errors_log;	/* failed reads' messages */
 	struct dsfs_counters counters;
 };
+
+/* readahead.c: raise the kernel's read-ahead window for the mount to the
+ * largest FUSE read; the first call does it, later ones return at once.
+ * Call from a request handler (after INIT). */
+void dsfs_readahead_tune(struct dsfs_fs *fs);
 
 /* opts.c: parse argv into opts and the arguments for fuse_session_new(). */
 enum dsfs_opts_result { DSFS_OPTS_OK, DSFS_OPTS_ERROR };

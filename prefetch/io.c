@@ -121,36 +121,61 @@ void dsfs_io_free(struct dsfs_io *io)
  * request after that, hence no callback runs while the submitter still uses
  * io, and whoever saw every callback may free it (io.h).
  */
-int dsfs_io_submit(struct dsfs_io *io, const struct dsfs_io_req *req)
+int dsfs_io_submit_many(struct dsfs_io *io, const struct dsfs_io_req *reqs,
+			unsigned n)
 {
-	struct io_op *op;
+	struct io_op *first = NULL, *last = NULL, *op;
 	bool was_empty;
+	int err = 0;
+	unsigned i;
 
-	if (req->len > INT_MAX)
-		return -EINVAL;
-	op = malloc(sizeof(*op));
-	if (!op)
-		return -ENOMEM;
-	*op = (struct io_op){ .req = *req };
-	pthread_mutex_lock(&io->lock);
-	if (io->stopping) {
-		pthread_mutex_unlock(&io->lock);
-		free(op);
-		return -ESHUTDOWN;
+	for (i = 0; i < n; i++)
+		if (reqs[i].len > INT_MAX)
+			return -EINVAL;
+	for (i = n; i > 0 && !err; i--) { /* back to front: first = reqs[0] */
+		op = malloc(sizeof(*op));
+		if (!op) {
+			err = -ENOMEM;
+			break;
+		}
+		*op = (struct io_op){ .req = reqs[i - 1], .next = first };
+		first = op;
+		if (!last)
+			last = op;
 	}
-	__atomic_add_fetch(&io->n_inflight, 1, __ATOMIC_RELAXED);
+	if (!n)
+		return 0;
+	pthread_mutex_lock(&io->lock);
+	if (!err && io->stopping)
+		err = -ESHUTDOWN;
+	if (err) {
+		pthread_mutex_unlock(&io->lock);
+		for (; first; first = op) {
+			op = first->next;
+			free(first);
+		}
+		return err;
+	}
+	__atomic_add_fetch(&io->n_inflight, n, __ATOMIC_RELAXED);
 	was_empty = !io->head;
 	if (io->tail)
-		io->tail->next = op;
+		io->tail->next = first;
 	else
-		io->head = op;
-	io->tail = op;
-	if (!io->ring)
+		io->head = first;
+	io->tail = last;
+	if (!io->ring && n == 1)
 		pthread_cond_signal(&io->work);
+	else if (!io->ring)
+		pthread_cond_broadcast(&io->work);
 	else if (was_empty) /* else the engine has yet to drain the queue */
 		dsfs_io_uring_kick(io);
 	pthread_mutex_unlock(&io->lock);
 	return 0;
+}
+
+int dsfs_io_submit(struct dsfs_io *io, const struct dsfs_io_req *req)
+{
+	return dsfs_io_submit_many(io, req, 1);
 }
 
 struct io_op *dsfs_io_take(struct dsfs_io *io, unsigned max, bool *stop)

@@ -98,6 +98,14 @@ void dsfs_io_free(struct dsfs_io *io);
  * eventfd write when the engine's queue was empty.
  */
 int dsfs_io_submit(struct dsfs_io *io, const struct dsfs_io_req *req);
+/*
+ * Queue n reads at once, as n dsfs_io_submit calls would, but with one
+ * mutex round and at most one eventfd write: what a thread that prepares
+ * many reads in a row (the plan's prefetch) should use.  All or nothing:
+ * 0, or -errno with no read queued (the caller still owns every fd).
+ */
+int dsfs_io_submit_many(struct dsfs_io *io, const struct dsfs_io_req *reqs,
+			unsigned n);
 
 struct dsfs_io_stats {
 	uint64_t reads;	   /* completed requests, failed ones included */

@@ -40,6 +40,7 @@ struct srank {
 	bool blocked;		/* the cache refused its next sample: every
 				   cached one is needed sooner; wait for
 				   the loaders to move */
+	uint64_t blocked_epoch, blocked_low; /* where the loader was then */
 };
 
 struct dsfs_sched {
@@ -51,6 +52,11 @@ struct dsfs_sched {
 	uint32_t nranks;
 	unsigned inflight;		/* reads submitted, not completed */
 	bool stop;
+	/* The thread waits on `wake` (idle), and for room among the reads
+	 * in flight rather than for the loaders (full).  Wakers signal only
+	 * when the thread has a batch worth of work: a wake-up per sample
+	 * cost more CPU than the fetch itself (see wake_worth_locked). */
+	bool idle, full;
 	size_t prefix_len;		/* strlen(dataset "/"), 0 for "." */
 	uint64_t prefetch_bytes;	/* relaxed atomic */
 	uint64_t prefetch_errors;	/* relaxed atomic */
@@ -74,6 +80,14 @@ struct fetch {
 	struct dsfs_cache_entry *e;
 };
 
+/* Reads prepared by the scheduler thread, submitted together (one queue
+ * lock and at most one wake-up of the engine per batch). */
+#define BATCH 16
+struct batch {
+	struct dsfs_io_req req[BATCH];
+	unsigned n;
+};
+
 static void publish_now_locked(struct dsfs_sched *s);
 
 static void fetch_done(void *arg, int result)
@@ -90,9 +104,38 @@ static void fetch_done(void *arg, int result)
 		__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&s->lock);
 	s->inflight--;
-	pthread_cond_signal(&s->wake);
+	/* Waiting for room: come back when half the depth is free (or at
+	 * the last read, which the stopping thread waits for). */
+	if (!s->inflight || (s->idle && s->full &&
+			     s->inflight <= s->cfg.depth / 2))
+		pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	free(f);
+}
+
+/* Submit the batch's reads; on failure each is completed with the error
+ * (its entry failed, its fd put back), as a failed fetch_chunk would. */
+static void batch_flush(struct dsfs_sched *s, struct batch *b)
+{
+	unsigned i;
+	int err;
+
+	if (!b->n)
+		return;
+	err = dsfs_io_submit_many(s->cfg.io, b->req, b->n);
+	for (i = 0; err && i < b->n; i++) {
+		struct fetch *f = b->req[i].arg;
+
+		dsfs_fdpool_put(s->cfg.fdpool, &b->req[i].fd);
+		__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
+		dsfs_cache_fill_done(s->cfg.cache, f->e, err);
+		dsfs_cache_unpin(s->cfg.cache, f->e);
+		pthread_mutex_lock(&s->lock);
+		s->inflight--;
+		pthread_mutex_unlock(&s->lock);
+		free(f);
+	}
+	b->n = 0;
 }
 
 /* The pool takes over an fd we opened ourselves (see fetch_file). */
@@ -120,20 +163,22 @@ static int open_sample(struct dsfs_sched *s, const char *path, int *flags)
 
 /*
  * Fetch one chunk of an open file unless it is cached or being fetched,
- * as a planned entry next read at plan time `when`.  The fd reference is
- * taken here and returned by the engine.  -ENOSPC when the cache refused
- * it (everything cached is needed sooner), else 0 (other failures are
+ * as a planned entry next read at plan time `when`: a read added to b
+ * (submitted when b fills, or by the caller).  The fd reference is taken
+ * here and returned by the engine.  -ENOSPC when the cache refused it
+ * (everything cached is needed sooner), else 0 (other failures are
  * counted; the reader's own read will try again).
  */
-static int fetch_chunk(struct dsfs_sched *s, const struct dsfs_fdkey *key,
-		       int *fd, uint64_t size, uint64_t chunk, uint64_t when)
+static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
+		       const struct dsfs_fdkey *key, int *fd, uint64_t size,
+		       uint64_t chunk, uint64_t when)
 {
 	struct dsfs_cache_key k = { key->dev, key->ino, chunk };
 	uint64_t start = chunk << DSFS_CHUNK_SHIFT;
 	uint32_t len = size - start < DSFS_CHUNK_SIZE ? (uint32_t)(size - start)
 						       : DSFS_CHUNK_SIZE;
+	struct dsfs_io_req *req = &b->req[b->n];
 	struct dsfs_cache_entry *e;
-	struct dsfs_io_req req;
 	struct fetch *f;
 	int err;
 
@@ -144,38 +189,35 @@ static int fetch_chunk(struct dsfs_sched *s, const struct dsfs_fdkey *key,
 	if (err != DSFS_CACHE_FILL)
 		return err == -ENOSPC ? err : 0; /* cached or being fetched */
 	f = malloc(sizeof(*f));
-	err = f ? dsfs_fdpool_get(s->cfg.fdpool, key, adopt_fd, fd, &req.fd)
+	err = f ? dsfs_fdpool_get(s->cfg.fdpool, key, adopt_fd, fd, &req->fd)
 		: -ENOMEM;
-	if (!err && req.fd.fd == *fd)
-		*fd = -1; /* the pool owns it now */
-	if (!err) {
-		*f = (struct fetch){ s, e };
-		req.buf = dsfs_cache_data(s->cfg.cache, e);
-		req.off = start;
-		req.len = dsfs_cache_capacity(e);
-		req.done = fetch_done;
-		req.arg = f;
-		pthread_mutex_lock(&s->lock);
-		s->inflight++;
-		pthread_mutex_unlock(&s->lock);
-		err = dsfs_io_submit(s->cfg.io, &req);
-		if (!err)
-			return 0;
-		pthread_mutex_lock(&s->lock);
-		s->inflight--;
-		pthread_mutex_unlock(&s->lock);
-		dsfs_fdpool_put(s->cfg.fdpool, &req.fd);
+	if (err) {
+		free(f);
+		__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
+		dsfs_cache_fill_done(s->cfg.cache, e, err);
+		dsfs_cache_unpin(s->cfg.cache, e);
+		return 0;
 	}
-	free(f);
-	__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
-	dsfs_cache_fill_done(s->cfg.cache, e, err);
-	dsfs_cache_unpin(s->cfg.cache, e);
+	if (req->fd.fd == *fd)
+		*fd = -1; /* the pool owns it now */
+	*f = (struct fetch){ s, e };
+	req->buf = dsfs_cache_data(s->cfg.cache, e);
+	req->off = start;
+	req->len = dsfs_cache_capacity(e);
+	req->done = fetch_done;
+	req->arg = f;
+	pthread_mutex_lock(&s->lock);
+	s->inflight++;
+	pthread_mutex_unlock(&s->lock);
+	if (++b->n == BATCH)
+		batch_flush(s, b);
 	return 0;
 }
 
 /* Fetch every chunk of sample idx, next read at `when`.  Called without
  * s->lock.  -ENOSPC as fetch_chunk, else 0. */
-static int fetch_sample(struct dsfs_sched *s, uint64_t idx, uint64_t when)
+static int fetch_sample(struct dsfs_sched *s, struct batch *b, uint64_t idx,
+			uint64_t when)
 {
 	const char *rel = dsfs_layout_path(s->cfg.layout, idx);
 	char path[PATH_MAX];
@@ -199,7 +241,8 @@ static int fetch_sample(struct dsfs_sched *s, uint64_t idx, uint64_t when)
 	}
 	key = (struct dsfs_fdkey){ st.st_dev, st.st_ino, (uint32_t)flags };
 	for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < (uint64_t)st.st_size; c++)
-		err = fetch_chunk(s, &key, &fd, (uint64_t)st.st_size, c, when);
+		err = fetch_chunk(s, b, &key, &fd, (uint64_t)st.st_size, c,
+				  when);
 	if (fd >= 0)
 		close(fd);
 	return err;
@@ -288,7 +331,8 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk)
 	uint32_t i;
 
 	pk->r = NULL;
-	if (s->inflight >= s->cfg.depth)
+	s->full = s->inflight >= s->cfg.depth;
+	if (s->full)
 		return false;
 	for (i = 0; i < s->nranks; i++) {
 		r = &s->ranks[i];
@@ -317,6 +361,8 @@ static void refused_locked(struct dsfs_sched *s, const struct pick *pk)
 	struct srank *r = pk->r;
 
 	r->blocked = true;
+	r->blocked_epoch = r->epoch;
+	r->blocked_low = r->lead_from;
 	if (r->epoch == pk->epoch && r->fetched == pk->pos + 1 &&
 	    r->lead_from <= pk->pos) {
 		r->fetched = pk->pos;
@@ -412,7 +458,9 @@ static void seek_poll_locked(struct dsfs_sched *s)
 static void *sched_thread(void *arg)
 {
 	struct dsfs_sched *s = arg;
-	struct pick pk;
+	struct batch b = { .n = 0 };
+	struct pick pk = { 0 };
+	int err;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
@@ -420,12 +468,16 @@ static void *sched_thread(void *arg)
 			seek_poll_locked(s);
 		if (next_locked(s, &pk)) {
 			pthread_mutex_unlock(&s->lock);
-			if (fetch_sample(s, pk.idx, pk.when) == -ENOSPC) {
-				pthread_mutex_lock(&s->lock);
+			err = fetch_sample(s, &b, pk.idx, pk.when);
+			pthread_mutex_lock(&s->lock);
+			if (err == -ENOSPC)
 				refused_locked(s, &pk);
-			} else {
-				pthread_mutex_lock(&s->lock);
-			}
+			continue;
+		}
+		if (b.n) { /* nothing more for now: send what is prepared */
+			pthread_mutex_unlock(&s->lock);
+			batch_flush(s, &b);
+			pthread_mutex_lock(&s->lock);
 			continue;
 		}
 		/* Off the access path: the next epochs' orders, if not yet. */
@@ -438,7 +490,9 @@ static void *sched_thread(void *arg)
 			pthread_mutex_lock(&s->lock);
 			continue;
 		}
+		s->idle = true;
 		pthread_cond_wait(&s->wake, &s->lock);
+		s->idle = false;
 	}
 	while (s->inflight) /* completions still reference s */
 		pthread_cond_wait(&s->wake, &s->lock);
@@ -743,6 +797,37 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 }
 
 /*
+ * After an access: unblock each rank refused by the cache whose loader has
+ * moved WAKE_ITEMS samples on since (their entries may now give way), and
+ * say whether the idle thread now has a batch of work: such a rank, or one
+ * with fewer than WAKE_ITEMS samples fetched ahead or an eighth of its lead
+ * share free.  Never while the thread waits for reads in flight to
+ * complete: their completions wake it.  A wake-up per sample cost more CPU
+ * than the fetch itself.  Called with s->lock held.
+ */
+#define WAKE_ITEMS BATCH
+static bool wake_worth_locked(struct dsfs_sched *s)
+{
+	uint64_t share = s->cfg.lead_bytes / s->nranks;
+	bool worth = false;
+	struct srank *r;
+	uint32_t i;
+
+	for (i = 0; i < s->nranks; i++) {
+		r = &s->ranks[i];
+		if (!rank_update_locked(s, r))
+			continue;
+		if (r->blocked && r->epoch == r->blocked_epoch &&
+		    r->lead_from < r->blocked_low + WAKE_ITEMS)
+			continue;
+		worth |= r->blocked || r->fetched - r->lead_from < WAKE_ITEMS ||
+			 r->lead_bytes + share / 8 <= share;
+		r->blocked = false;
+	}
+	return worth && s->idle && !s->full;
+}
+
+/*
  * seed=discover: the open goes to the search of its epoch and, once the
  * epoch's order is known, to its tracker.  An open that starts a new epoch
  * drops the old epoch's tracker.  Called with s->lock held.
@@ -758,9 +843,9 @@ static void seek_access_locked(struct dsfs_sched *s, uint64_t idx)
 	}
 	if (r->t)
 		dsfs_tracker_access(r->t, idx);
-	r->blocked = false;
 	publish_now_locked(s);
-	pthread_cond_signal(&s->wake);
+	if (wake_worth_locked(s))
+		pthread_cond_signal(&s->wake);
 }
 
 static void access_locked(struct dsfs_sched *s, uint64_t idx)
@@ -768,7 +853,6 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 	struct srank *r = route_locked(s, idx);
 	struct dsfs_tracker_state was, now;
 	int got;
-	uint32_t i;
 
 	if (s->seek && !s->discovered) {
 		seek_access_locked(s, idx);
@@ -784,10 +868,9 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 		log_change_locked(s, r, &was, &now);
 	if (got == DSFS_TRACK_DETECTED && s->nranks > 1)
 		group_detected_locked(s);
-	for (i = 0; i < s->nranks; i++)
-		s->ranks[i].blocked = false; /* room may have come */
 	publish_now_locked(s);
-	pthread_cond_signal(&s->wake);
+	if (wake_worth_locked(s))
+		pthread_cond_signal(&s->wake);
 }
 
 uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path)
