@@ -112,7 +112,7 @@ void dsfs_sched_unhold(struct dsfs_fs *fs)
 }
 
 int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
-			 const struct dsfs_layout *layout,
+			 struct dsfs_layout *layout,
 			 struct dsfs_sched **out)
 {
 	struct dsfs_sched_cfg cfg = { 0 };
@@ -232,12 +232,12 @@ static int start_plan(struct dsfs_fs *fs, const struct dsfs_plan_cfg *p,
 		      struct dsfs_layout **listed, struct dsfs_sched **out,
 		      char *why, size_t whylen)
 {
-	const struct dsfs_layout *layout = fs->layout;
+	struct dsfs_layout *layout = fs->layout;
 	int err;
 
 	*listed = NULL;
 	if (!layout) {
-		err = dsfs_layout_build(fs->root_fd, p->dataset, p->layout,
+		err = dsfs_layout_build_quick(fs->root_fd, p->dataset, p->layout,
 					p->list, listed, why, whylen);
 		if (err) /* the command named what is missing or wrong */
 			return err == -ENOMEM ? err : -EINVAL;

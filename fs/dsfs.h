@@ -156,7 +156,7 @@ void dsfs_sched_unhold(struct dsfs_fs *fs);
 /* Start a scheduler following plan over layout with the mount's cache and
  * engine, fetching ahead up to half the cache.  0 or -errno. */
 int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
-			 const struct dsfs_layout *layout,
+			 struct dsfs_layout *layout,
 			 struct dsfs_sched **out);
 
 /* ops.c: shared by dirops.c. */

@@ -142,7 +142,7 @@ static int plan_init(struct dsfs_fs *fs)
 
 	if (p->sampler.kind == DSFS_SAMPLER_NONE)
 		return 0;
-	err = dsfs_layout_build(fs->root_fd, p->dataset, p->layout, p->list,
+	err = dsfs_layout_build_quick(fs->root_fd, p->dataset, p->layout, p->list,
 				&fs->layout, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "dsfs: %s\n", why[0] ? why : strerror(-err));

@@ -353,14 +353,39 @@ const char *dsfs_layout_path(const struct dsfs_layout *l, uint64_t i)
 	return l->arena + l->offs[i];
 }
 
+/* The size word of sample i: written once more, from PENDING, by
+ * dsfs_layout_settle(), hence the atomic load. */
+static uint64_t size_word(const struct dsfs_layout *l, uint64_t i)
+{
+	return __atomic_load_n(&l->sizes[i], __ATOMIC_RELAXED);
+}
+
 uint64_t dsfs_layout_size(const struct dsfs_layout *l, uint64_t i)
 {
-	return l->sizes[i] & ~DSFS_LAYOUT_PREFETCH;
+	uint64_t w = size_word(l, i);
+
+	return w == DSFS_LAYOUT_PENDING ? 0 : w & ~DSFS_LAYOUT_PREFETCH;
 }
 
 bool dsfs_layout_prefetchable(const struct dsfs_layout *l, uint64_t i)
 {
-	return l->sizes[i] & DSFS_LAYOUT_PREFETCH;
+	return size_word(l, i) & DSFS_LAYOUT_PREFETCH;
+}
+
+bool dsfs_layout_pending(const struct dsfs_layout *l, uint64_t i)
+{
+	return size_word(l, i) == DSFS_LAYOUT_PENDING;
+}
+
+void dsfs_layout_settle(struct dsfs_layout *l, uint64_t i,
+			const struct stat *st)
+{
+	uint64_t pending = DSFS_LAYOUT_PENDING;
+	uint64_t w = st && S_ISREG(st->st_mode) ?
+			     ((uint64_t)st->st_size | DSFS_LAYOUT_PREFETCH) : 0;
+
+	__atomic_compare_exchange_n(&l->sizes[i], &pending, w, false,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 void dsfs_layout_free(struct dsfs_layout *l)
@@ -484,13 +509,15 @@ static int open_dataset(struct dsfs_layout_ctx *c)
 	return fd;
 }
 
-int dsfs_layout_build(int root_fd, const char *dataset_rel,
-		      enum dsfs_layout_kind kind, const char *list_file,
-		      struct dsfs_layout **out, char *why, size_t whylen)
+static int build(int root_fd, const char *dataset_rel,
+		 enum dsfs_layout_kind kind, const char *list_file,
+		 bool sizes_later, struct dsfs_layout **out, char *why,
+		 size_t whylen)
 {
 	struct dsfs_layout_ctx c = {
 		.root_fd = root_fd, .ds_fd = -1, .why = why, .whylen = whylen,
 		.ds_rel = dataset_rel && *dataset_rel ? dataset_rel : ".",
+		.sizes_later = sizes_later,
 	};
 	int err;
 
@@ -525,4 +552,20 @@ int dsfs_layout_build(int root_fd, const char *dataset_rel,
 	}
 	*out = c.l;
 	return 0;
+}
+
+int dsfs_layout_build(int root_fd, const char *dataset_rel,
+		      enum dsfs_layout_kind kind, const char *list_file,
+		      struct dsfs_layout **out, char *why, size_t whylen)
+{
+	return build(root_fd, dataset_rel, kind, list_file, false, out, why,
+		     whylen);
+}
+
+int dsfs_layout_build_quick(int root_fd, const char *dataset_rel,
+			    enum dsfs_layout_kind kind, const char *list_file,
+			    struct dsfs_layout **out, char *why, size_t whylen)
+{
+	return build(root_fd, dataset_rel, kind, list_file, true, out, why,
+		     whylen);
 }

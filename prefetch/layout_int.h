@@ -43,6 +43,7 @@ struct dsfs_layout_ctx {
 	int ds_fd;		/* DIR, resolved beneath root_fd, owned */
 	const char *ds_rel;	/* DIR relative to root_fd, never empty */
 	size_t ds_len;
+	bool sizes_later;	/* walks: no stat pass (dsfs_layout_settle) */
 	char *why;
 	size_t whylen;
 };

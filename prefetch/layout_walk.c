@@ -7,7 +7,8 @@
  * and classifies entries by d_type: it stats inline only symlinks (to tell
  * directories from files, and to resolve a sample from the SOURCE root with
  * RESOLVE_BENEATH) and DT_UNKNOWN entries; regular files are left
- * DSFS_LAYOUT_PENDING for the parallel stat pass (layout_stat.c).
+ * DSFS_LAYOUT_PENDING for the parallel stat pass (layout_stat.c), or, for
+ * dsfs_layout_build_quick(), for the user to settle one by one.
  * Directories are opened by their path below DIR, as os.walk opens them by
  * path, so the kernel's symlink limits match Python's; each is tried beneath
  * the root first, which also tells whether it is inside SOURCE.  A
@@ -489,9 +490,9 @@ int dsfs_layout_build_walk(struct dsfs_layout_ctx *c, bool imagefolder)
 		if (!err)
 			err = dsfs_layout_sort(c->l);
 	}
-	if (!err)
+	if (!err && !c->sizes_later)
 		err = dsfs_layout_stat_pending(c);
-	for (i = 0; !err && i < c->l->count; i++) {
+	for (i = 0; !err && !c->sizes_later && i < c->l->count; i++) {
 		if (c->l->sizes[i] == DSFS_LAYOUT_PENDING) {
 			c->l->sizes[i] = 0; /* no longer a regular file */
 			c->l->info.not_regular++;

@@ -214,24 +214,56 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 	return 0;
 }
 
+/* SOURCE-relative path of sample idx into path.  false if too long. */
+static bool sample_path(struct dsfs_sched *s, uint64_t idx, char *path,
+			size_t len)
+{
+	const char *rel = dsfs_layout_path(s->cfg.layout, idx);
+
+	if (s->prefix_len)
+		return (size_t)snprintf(path, len, "%s/%s", s->cfg.plan->dataset,
+					rel) < len;
+	return (size_t)snprintf(path, len, "%s", rel) < len;
+}
+
+/*
+ * The layout was listed without a stat pass (dsfs_layout_build_quick):
+ * settle idx's size before it enters a lead window, whose byte sum must
+ * use one size for the sample throughout.  Reached as the loader's open
+ * would be (beneath SOURCE, the final name not followed); anything else,
+ * or a failure, settles it as not prefetchable (the loader's own reads
+ * still work).  Called without s->lock.
+ */
+static void settle_sample(struct dsfs_sched *s, uint64_t idx)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd = -ENAMETOOLONG;
+
+	if (sample_path(s, idx, path, sizeof(path)))
+		fd = dsfs_open_beneath(s->cfg.root_fd, path, O_PATH | O_NOFOLLOW);
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		dsfs_layout_settle(s->cfg.layout, idx, &st);
+	else
+		dsfs_layout_settle(s->cfg.layout, idx, NULL);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Fetch every chunk of sample idx, next read at `when`.  Called without
  * s->lock.  -ENOSPC as fetch_chunk, else 0. */
 static int fetch_sample(struct dsfs_sched *s, struct batch *b, uint64_t idx,
 			uint64_t when)
 {
-	const char *rel = dsfs_layout_path(s->cfg.layout, idx);
 	char path[PATH_MAX];
 	struct dsfs_fdkey key;
 	struct stat st;
 	uint64_t c;
 	int fd, flags, err = 0;
 
-	if (!dsfs_layout_prefetchable(s->cfg.layout, idx))
+	if (!dsfs_layout_prefetchable(s->cfg.layout, idx) ||
+	    !sample_path(s, idx, path, sizeof(path)))
 		return 0;
-	if (s->prefix_len)
-		snprintf(path, sizeof(path), "%s/%s", s->cfg.plan->dataset, rel);
-	else
-		snprintf(path, sizeof(path), "%s", rel);
 	fd = open_sample(s, path, &flags);
 	if (fd < 0)
 		return 0; /* e.g. a symlink: the reader's own reads still work */
@@ -321,10 +353,12 @@ struct pick {
  * The next sample to fetch: of the ranks following a plan, not blocked and
  * within their share of the lead budget, the one whose next sample is read
  * soonest (so that every local rank stays ahead).  false when none, or
- * when the reads in flight fill the engine's depth.  Called with s->lock
+ * when the reads in flight fill the engine's depth, or when that sample's
+ * size is not known yet (*settle is then its index).  Called with s->lock
  * held.
  */
-static bool next_locked(struct dsfs_sched *s, struct pick *pk)
+static bool next_locked(struct dsfs_sched *s, struct pick *pk,
+			uint64_t *settle)
 {
 	uint64_t share = s->cfg.lead_bytes / s->nranks, idx, when;
 	struct srank *r;
@@ -349,6 +383,11 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk)
 	}
 	if (!pk->r)
 		return false;
+	if (dsfs_layout_pending(s->cfg.layout, pk->idx)) {
+		*settle = pk->idx; /* its size first: see settle_sample */
+		pk->r = NULL;
+		return false;
+	}
 	pk->r->lead_bytes += pk->size;
 	pk->r->fetched++;
 	return true;
@@ -460,18 +499,26 @@ static void *sched_thread(void *arg)
 	struct dsfs_sched *s = arg;
 	struct batch b = { .n = 0 };
 	struct pick pk = { 0 };
+	uint64_t settle;
 	int err;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
 		if (s->seek && !s->discovered)
 			seek_poll_locked(s);
-		if (next_locked(s, &pk)) {
+		settle = UINT64_MAX;
+		if (next_locked(s, &pk, &settle)) {
 			pthread_mutex_unlock(&s->lock);
 			err = fetch_sample(s, &b, pk.idx, pk.when);
 			pthread_mutex_lock(&s->lock);
 			if (err == -ENOSPC)
 				refused_locked(s, &pk);
+			continue;
+		}
+		if (settle != UINT64_MAX) {
+			pthread_mutex_unlock(&s->lock);
+			settle_sample(s, settle);
+			pthread_mutex_lock(&s->lock);
 			continue;
 		}
 		if (b.n) { /* nothing more for now: send what is prepared */
@@ -494,6 +541,11 @@ static void *sched_thread(void *arg)
 		pthread_cond_wait(&s->wake, &s->lock);
 		s->idle = false;
 	}
+	/* Reads prepared but not sent: counted in flight, and their entries
+	 * are being filled, which readers may wait for.  Send them. */
+	pthread_mutex_unlock(&s->lock);
+	batch_flush(s, &b);
+	pthread_mutex_lock(&s->lock);
 	while (s->inflight) /* completions still reference s */
 		pthread_cond_wait(&s->wake, &s->lock);
 	pthread_mutex_unlock(&s->lock);

@@ -48,7 +48,7 @@ struct dsfs_sched;
 struct dsfs_sched_cfg {
 	int root_fd;				/* SOURCE */
 	const struct dsfs_plan_cfg *plan;	/* outlives the scheduler */
-	const struct dsfs_layout *layout;	/* outlives the scheduler */
+	struct dsfs_layout *layout;	/* outlives it; sizes settled */
 	struct dsfs_cache *cache;
 	struct dsfs_io *io;
 	struct dsfs_fdpool *fdpool;

@@ -247,6 +247,78 @@ static void test_imagefolder(void)
 	dsfs_layout_free(l);
 }
 
+/*
+ * build_quick: the same samples in the same order, the regular files left
+ * pending (and only they: symlinks and outside samples are settled by the
+ * walk); settling each from its lstat gives exactly the full build's
+ * words; the first settling wins; settling with NULL makes a sample not
+ * prefetchable.
+ */
+static void test_quick(void)
+{
+	static const struct want w[] = {
+		{ ".hc/k.png", 8, true },
+		{ "c/broken.jpg", 0, false },
+		{ "c/lnk.jpg", 1, true },
+		{ "c/out.jpg", 0, false },
+		{ "c/z.jpg", 1, true },
+		{ "c/.h/h.Jpeg", 4, true },
+		{ "c/a/b.jpg", 5, true },
+		{ "c/a-b/x.jpg", 2, true },
+		{ "c/a/x/y.PNG", 3, true },
+		{ "d/q.jpg", 0, false },
+		{ "e/1.jpg", 7, true },
+	};
+	char why[256], path[PATH_MAX];
+	struct dsfs_layout *l = NULL;
+	unsigned pending = 0;
+	struct stat st;
+	uint64_t i, idx;
+	int fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	CHECK(fd >= 0);
+	CHECK(dsfs_layout_build_quick(fd, "data", DSFS_LAYOUT_IMAGEFOLDER, NULL,
+				      &l, why, sizeof(why)) == 0);
+	if (!l) {
+		close(fd);
+		return;
+	}
+	CHECK(dsfs_layout_count(l) == sizeof(w) / sizeof(w[0]));
+	for (i = 0; i < dsfs_layout_count(l); i++) {
+		if (!dsfs_layout_pending(l, i))
+			continue;
+		pending++;
+		CHECK(dsfs_layout_size(l, i) == 0 &&
+		      !dsfs_layout_prefetchable(l, i));
+		snprintf(path, sizeof(path), "%s/data/%s", src,
+			 dsfs_layout_path(l, i));
+		CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode));
+		dsfs_layout_settle(l, i, &st);
+		CHECK(!dsfs_layout_pending(l, i));
+	}
+	CHECK(pending == 7);
+	check_samples(l, w, sizeof(w) / sizeof(w[0]));
+	st.st_mode = S_IFREG;
+	st.st_size = 999;
+	dsfs_layout_settle(l, 0, &st); /* settled already: no change */
+	CHECK(dsfs_layout_size(l, 0) == 8);
+	dsfs_layout_free(l);
+
+	l = NULL;
+	CHECK(dsfs_layout_build_quick(fd, "data", DSFS_LAYOUT_IMAGEFOLDER, NULL,
+				      &l, why, sizeof(why)) == 0);
+	if (l) {
+		CHECK(dsfs_layout_lookup(l, "e/1.jpg", &idx) == 0);
+		CHECK(dsfs_layout_pending(l, idx));
+		dsfs_layout_settle(l, idx, NULL);
+		CHECK(!dsfs_layout_pending(l, idx) &&
+		      dsfs_layout_size(l, idx) == 0 &&
+		      !dsfs_layout_prefetchable(l, idx));
+		dsfs_layout_free(l);
+	}
+	close(fd);
+}
+
 static void test_sorted(void)
 {
 	static const struct want w[] = {
@@ -427,6 +499,7 @@ int main(void)
 	test_strcmp();
 	test_kinds();
 	test_imagefolder();
+	test_quick();
 	test_sorted();
 	test_list_good();
 	test_list_bad();
