@@ -205,21 +205,25 @@ static void make_tree(void)
 	lnk("../..", src, "loops/l/sub/s3");
 }
 
+/* make_tree()'s data/ as an ImageFolder, once fully built. */
+static const struct want data_want[] = {
+	{ ".hc/k.png", 8, true },
+	{ "c/broken.jpg", 0, false },
+	{ "c/lnk.jpg", 1, true },
+	{ "c/out.jpg", 0, false },
+	{ "c/z.jpg", 1, true },
+	{ "c/.h/h.Jpeg", 4, true },
+	{ "c/a/b.jpg", 5, true },
+	{ "c/a-b/x.jpg", 2, true },
+	{ "c/a/x/y.PNG", 3, true },
+	{ "d/q.jpg", 0, false },
+	{ "e/1.jpg", 7, true },
+};
+#define NWANT (sizeof(data_want) / sizeof(data_want[0]))
+
 static void test_imagefolder(void)
 {
-	static const struct want w[] = {
-		{ ".hc/k.png", 8, true },
-		{ "c/broken.jpg", 0, false },
-		{ "c/lnk.jpg", 1, true },
-		{ "c/out.jpg", 0, false },
-		{ "c/z.jpg", 1, true },
-		{ "c/.h/h.Jpeg", 4, true },
-		{ "c/a/b.jpg", 5, true },
-		{ "c/a-b/x.jpg", 2, true },
-		{ "c/a/x/y.PNG", 3, true },
-		{ "d/q.jpg", 0, false },
-		{ "e/1.jpg", 7, true },
-	};
+	const struct want *w = data_want;
 	const struct dsfs_layout_info *in;
 	struct dsfs_layout *l;
 	char why[256];
@@ -229,7 +233,7 @@ static void test_imagefolder(void)
 		    sizeof(why)) == 0);
 	if (!l)
 		return;
-	check_samples(l, w, sizeof(w) / sizeof(w[0]));
+	check_samples(l, w, NWANT);
 	in = dsfs_layout_info(l);
 	CHECK(in->loops == 1 && in->outside == 2 && in->not_regular == 1);
 	CHECK(in->empty_classes == 0 && in->duplicates == 0);
@@ -256,19 +260,7 @@ static void test_imagefolder(void)
  */
 static void test_quick(void)
 {
-	static const struct want w[] = {
-		{ ".hc/k.png", 8, true },
-		{ "c/broken.jpg", 0, false },
-		{ "c/lnk.jpg", 1, true },
-		{ "c/out.jpg", 0, false },
-		{ "c/z.jpg", 1, true },
-		{ "c/.h/h.Jpeg", 4, true },
-		{ "c/a/b.jpg", 5, true },
-		{ "c/a-b/x.jpg", 2, true },
-		{ "c/a/x/y.PNG", 3, true },
-		{ "d/q.jpg", 0, false },
-		{ "e/1.jpg", 7, true },
-	};
+	const struct want *w = data_want;
 	char why[256], path[PATH_MAX];
 	struct dsfs_layout *l = NULL;
 	unsigned pending = 0;
@@ -283,7 +275,7 @@ static void test_quick(void)
 		close(fd);
 		return;
 	}
-	CHECK(dsfs_layout_count(l) == sizeof(w) / sizeof(w[0]));
+	CHECK(dsfs_layout_count(l) == NWANT);
 	for (i = 0; i < dsfs_layout_count(l); i++) {
 		if (!dsfs_layout_pending(l, i))
 			continue;
@@ -297,7 +289,7 @@ static void test_quick(void)
 		CHECK(!dsfs_layout_pending(l, i));
 	}
 	CHECK(pending == 7);
-	check_samples(l, w, sizeof(w) / sizeof(w[0]));
+	check_samples(l, w, NWANT);
 	st.st_mode = S_IFREG;
 	st.st_size = 999;
 	dsfs_layout_settle(l, 0, &st); /* settled already: no change */
