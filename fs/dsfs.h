@@ -87,8 +87,8 @@ struct dsfs_fs {
 };
 
 /* readahead.c: raise the kernel's read-ahead window for the mount to the
- * largest FUSE read; the first call does it, later ones return at once.
- * Call from a request handler (after INIT). */
+ * largest FUSE read; the first call does it, later ones cost one relaxed
+ * load.  Call from a request handler (after INIT). */
 void dsfs_readahead_tune(struct dsfs_fs *fs);
 
 /* opts.c: parse argv into opts and the arguments for fuse_session_new(). */

@@ -146,8 +146,7 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	size_t len;
 	int fd, err;
 
-	if (!__atomic_load_n(&fs->readahead_tuned, __ATOMIC_RELAXED))
-		dsfs_readahead_tune(fs); /* before the first open, after INIT */
+	dsfs_readahead_tune(fs); /* before the first open, after INIT */
 	err = dsfs_inodes_path(dir, path, sizeof(path));
 	len = strlen(path);
 	if (!err && len + 1 + strlen(name) + 1 > sizeof(path))

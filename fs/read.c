@@ -501,8 +501,7 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	size_t total = 0;
 	int err;
 
-	if (!__atomic_load_n(&fs->readahead_tuned, __ATOMIC_RELAXED))
-		dsfs_readahead_tune(fs);
+	dsfs_readahead_tune(fs); /* opens after READDIRPLUS skip LOOKUP */
 	/* A file opened and read from its start: the plan's signal, unless
 	 * the lookup of this open gave it already. */
 	if (!off && !__atomic_exchange_n(&in->reported, 0, __ATOMIC_RELAXED))

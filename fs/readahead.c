@@ -101,7 +101,8 @@ void dsfs_readahead_tune(struct dsfs_fs *fs)
 	unsigned was = 0;
 	int err;
 
-	if (__atomic_exchange_n(&fs->readahead_tuned, true, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&fs->readahead_tuned, __ATOMIC_RELAXED) ||
+	    __atomic_exchange_n(&fs->readahead_tuned, true, __ATOMIC_RELAXED))
 		return;
 	err = raise_window(fs->opts.mountpoint, &was);
 	if (err)

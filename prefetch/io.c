@@ -129,10 +129,12 @@ int dsfs_io_submit_many(struct dsfs_io *io, const struct dsfs_io_req *reqs,
 	int err = 0;
 	unsigned i;
 
+	if (!n)
+		return 0;
 	for (i = 0; i < n; i++)
 		if (reqs[i].len > INT_MAX)
 			return -EINVAL;
-	for (i = n; i > 0 && !err; i--) { /* back to front: first = reqs[0] */
+	for (i = n; i > 0; i--) { /* back to front: first = reqs[0] */
 		op = malloc(sizeof(*op));
 		if (!op) {
 			err = -ENOMEM;
@@ -143,8 +145,6 @@ int dsfs_io_submit_many(struct dsfs_io *io, const struct dsfs_io_req *reqs,
 		if (!last)
 			last = op;
 	}
-	if (!n)
-		return 0;
 	pthread_mutex_lock(&io->lock);
 	if (!err && io->stopping)
 		err = -ESHUTDOWN;

@@ -25,11 +25,12 @@
  * layout is immutable except for the size words that build_quick leaves
  * pending, each settled once (compare-and-swap) by dsfs_layout_settle():
  * every getter and the lookup may be called from any number of threads at
- * once without locks.  Free it once, when no reader is left.  Memory: one string arena
- * holding each path once, 12 bytes per sample and a 4-byte-slot hash table
- * at load 1/4..1/2: path length + 21..29 bytes per sample (~52 bytes for
- * ImageNet-style names).  Building needs little more: one class's names
- * (imagefolder) or 8 bytes per sample (sorted's sort) of scratch.
+ * once without locks.  Free it once, when no reader is left.  Memory: one
+ * string arena holding each path once, 12 bytes per sample and a
+ * 4-byte-slot hash table at load 1/4..1/2: path length + 21..29 bytes per
+ * sample (~52 bytes for ImageNet-style names).  Building needs little
+ * more: one class's names (imagefolder) or 8 bytes per sample (sorted's
+ * sort) of scratch.
  *
  * What "inside SOURCE" means: resolving DIR/path from the SOURCE root with
  * openat2 RESOLVE_BENEATH succeeds, i.e. every symlink on the way is

@@ -3,9 +3,10 @@
  * Plan-following prefetch (see scheduler.h).
  *
  * Locking: s->lock protects the tracker, `fetched`, the lead window,
- * `epoch`, `inflight` and `stop`; the scheduler thread drops it while it opens files and submits
- * reads.  Completions (engine thread) take it to count a read done and
- * wake the scheduler.  Counters read by stats are relaxed atomics.
+ * `epoch`, `inflight`, `idle`, `full` and `stop`; the scheduler thread
+ * drops it while it opens files and submits reads.  Completions (engine
+ * thread) take it to count a read done and wake the scheduler.  Counters
+ * read by stats are relaxed atomics.
  */
 #include "config.h"
 
@@ -113,8 +114,18 @@ static void fetch_done(void *arg, int result)
 	free(f);
 }
 
-/* Submit the batch's reads; on failure each is completed with the error
- * (its entry failed, its fd put back), as a failed fetch_chunk would. */
+/* A planned read that will not happen: its entry fails with err (readers
+ * waiting on it retry with their own read), and it is counted. */
+static void fetch_failed(struct dsfs_sched *s, struct dsfs_cache_entry *e,
+			 int err)
+{
+	__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
+	dsfs_cache_fill_done(s->cfg.cache, e, err);
+	dsfs_cache_unpin(s->cfg.cache, e);
+}
+
+/* Submit the batch's reads; on failure each one fails (fetch_failed), its
+ * fd goes back to the pool and it no longer counts as in flight. */
 static void batch_flush(struct dsfs_sched *s, struct batch *b)
 {
 	unsigned i;
@@ -127,9 +138,7 @@ static void batch_flush(struct dsfs_sched *s, struct batch *b)
 		struct fetch *f = b->req[i].arg;
 
 		dsfs_fdpool_put(s->cfg.fdpool, &b->req[i].fd);
-		__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
-		dsfs_cache_fill_done(s->cfg.cache, f->e, err);
-		dsfs_cache_unpin(s->cfg.cache, f->e);
+		fetch_failed(s, f->e, err);
 		pthread_mutex_lock(&s->lock);
 		s->inflight--;
 		pthread_mutex_unlock(&s->lock);
@@ -138,27 +147,10 @@ static void batch_flush(struct dsfs_sched *s, struct batch *b)
 	b->n = 0;
 }
 
-/* The pool takes over an fd we opened ourselves (see fetch_file). */
+/* The pool takes over an fd we opened ourselves (see fetch_chunk). */
 static int adopt_fd(void *arg, const struct dsfs_fdkey *key)
 {
 	return *(int *)arg;
-}
-
-/* Open a sample below SOURCE: O_DIRECT while the filesystem takes it. */
-static int open_sample(struct dsfs_sched *s, const char *path, int *flags)
-{
-	int fd;
-
-	*flags = O_RDONLY;
-	if (__atomic_load_n(s->cfg.direct_io, __ATOMIC_RELAXED)) {
-		fd = dsfs_open_beneath(s->cfg.root_fd, path,
-				       O_RDONLY | O_DIRECT | O_NOFOLLOW);
-		if (fd != -EINVAL) {
-			*flags = O_RDONLY | O_DIRECT;
-			return fd;
-		}
-	}
-	return dsfs_open_beneath(s->cfg.root_fd, path, O_RDONLY | O_NOFOLLOW);
 }
 
 /*
@@ -193,9 +185,7 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 		: -ENOMEM;
 	if (err) {
 		free(f);
-		__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
-		dsfs_cache_fill_done(s->cfg.cache, e, err);
-		dsfs_cache_unpin(s->cfg.cache, e);
+		fetch_failed(s, e, err);
 		return 0;
 	}
 	if (req->fd.fd == *fd)
@@ -214,69 +204,97 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 	return 0;
 }
 
-/* SOURCE-relative path of sample idx into path.  false if too long. */
-static bool sample_path(struct dsfs_sched *s, uint64_t idx, char *path,
-			size_t len)
+/*
+ * A sample the scheduler thread opened, with what fstat said of it: opened
+ * to settle the sample's size, it is kept for the fetch that follows.
+ * Owned by the scheduler thread; fd -1 when it holds none.
+ */
+struct opened {
+	uint64_t idx;
+	int fd, flags;
+	struct stat st;
+};
+
+static void opened_close(struct opened *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+}
+
+/* Open sample idx below SOURCE into o (closing what o held), as the
+ * loader's open would reach it (the final name not followed): O_DIRECT
+ * while the filesystem takes it.  0 or -errno. */
+static int open_sample(struct dsfs_sched *s, uint64_t idx, struct opened *o)
 {
 	const char *rel = dsfs_layout_path(s->cfg.layout, idx);
+	char path[PATH_MAX];
+	int n, fd = -EINVAL;
 
-	if (s->prefix_len)
-		return (size_t)snprintf(path, len, "%s/%s", s->cfg.plan->dataset,
-					rel) < len;
-	return (size_t)snprintf(path, len, "%s", rel) < len;
+	opened_close(o);
+	o->idx = idx;
+	n = s->prefix_len ? snprintf(path, sizeof(path), "%s/%s",
+				     s->cfg.plan->dataset, rel)
+			  : snprintf(path, sizeof(path), "%s", rel);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	o->flags = O_RDONLY;
+	if (__atomic_load_n(s->cfg.direct_io, __ATOMIC_RELAXED)) {
+		fd = dsfs_open_beneath(s->cfg.root_fd, path,
+				       O_RDONLY | O_DIRECT | O_NOFOLLOW);
+		if (fd != -EINVAL)
+			o->flags = O_RDONLY | O_DIRECT;
+	}
+	if (fd == -EINVAL)
+		fd = dsfs_open_beneath(s->cfg.root_fd, path,
+				       O_RDONLY | O_NOFOLLOW);
+	if (fd < 0)
+		return fd;
+	o->fd = fd;
+	if (fstat(fd, &o->st) == 0)
+		return 0;
+	fd = -errno;
+	opened_close(o);
+	return fd;
 }
 
 /*
  * The layout was listed without a stat pass (dsfs_layout_build_quick):
  * settle idx's size before it enters a lead window, whose byte sum must
- * use one size for the sample throughout.  Reached as the loader's open
- * would be (beneath SOURCE, the final name not followed); anything else,
+ * use one size for the sample throughout.  Anything but a regular file,
  * or a failure, settles it as not prefetchable (the loader's own reads
- * still work).  Called without s->lock.
+ * still work).  The open stays in o for the fetch.  Called without
+ * s->lock.
  */
-static void settle_sample(struct dsfs_sched *s, uint64_t idx)
+static void settle_sample(struct dsfs_sched *s, uint64_t idx,
+			  struct opened *o)
 {
-	char path[PATH_MAX];
-	struct stat st;
-	int fd = -ENAMETOOLONG;
-
-	if (sample_path(s, idx, path, sizeof(path)))
-		fd = dsfs_open_beneath(s->cfg.root_fd, path, O_PATH | O_NOFOLLOW);
-	if (fd >= 0 && fstat(fd, &st) == 0)
-		dsfs_layout_settle(s->cfg.layout, idx, &st);
-	else
-		dsfs_layout_settle(s->cfg.layout, idx, NULL);
-	if (fd >= 0)
-		close(fd);
+	dsfs_layout_settle(s->cfg.layout, idx,
+			   open_sample(s, idx, o) ? NULL : &o->st);
 }
 
-/* Fetch every chunk of sample idx, next read at `when`.  Called without
- * s->lock.  -ENOSPC as fetch_chunk, else 0. */
-static int fetch_sample(struct dsfs_sched *s, struct batch *b, uint64_t idx,
-			uint64_t when)
+/* Fetch every chunk of sample idx, next read at `when`, through o's open
+ * if it holds idx.  Called without s->lock.  -ENOSPC as fetch_chunk,
+ * else 0. */
+static int fetch_sample(struct dsfs_sched *s, struct batch *b,
+			struct opened *o, uint64_t idx, uint64_t when)
 {
-	char path[PATH_MAX];
 	struct dsfs_fdkey key;
-	struct stat st;
-	uint64_t c;
-	int fd, flags, err = 0;
+	uint64_t c, size;
+	int err = 0;
 
-	if (!dsfs_layout_prefetchable(s->cfg.layout, idx) ||
-	    !sample_path(s, idx, path, sizeof(path)))
+	if (!dsfs_layout_prefetchable(s->cfg.layout, idx))
 		return 0;
-	fd = open_sample(s, path, &flags);
-	if (fd < 0)
+	if ((o->fd < 0 || o->idx != idx) && open_sample(s, idx, o))
 		return 0; /* e.g. a symlink: the reader's own reads still work */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return 0;
+	if (S_ISREG(o->st.st_mode)) {
+		key = (struct dsfs_fdkey){ o->st.st_dev, o->st.st_ino,
+					   (uint32_t)o->flags };
+		size = (uint64_t)o->st.st_size;
+		for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
+			err = fetch_chunk(s, b, &key, &o->fd, size, c, when);
 	}
-	key = (struct dsfs_fdkey){ st.st_dev, st.st_ino, (uint32_t)flags };
-	for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < (uint64_t)st.st_size; c++)
-		err = fetch_chunk(s, b, &key, &fd, (uint64_t)st.st_size, c,
-				  when);
-	if (fd >= 0)
-		close(fd);
+	opened_close(o);
 	return err;
 }
 
@@ -498,6 +516,7 @@ static void *sched_thread(void *arg)
 {
 	struct dsfs_sched *s = arg;
 	struct batch b = { .n = 0 };
+	struct opened o = { .fd = -1 };
 	struct pick pk = { 0 };
 	uint64_t settle;
 	int err;
@@ -509,7 +528,7 @@ static void *sched_thread(void *arg)
 		settle = UINT64_MAX;
 		if (next_locked(s, &pk, &settle)) {
 			pthread_mutex_unlock(&s->lock);
-			err = fetch_sample(s, &b, pk.idx, pk.when);
+			err = fetch_sample(s, &b, &o, pk.idx, pk.when);
 			pthread_mutex_lock(&s->lock);
 			if (err == -ENOSPC)
 				refused_locked(s, &pk);
@@ -517,7 +536,7 @@ static void *sched_thread(void *arg)
 		}
 		if (settle != UINT64_MAX) {
 			pthread_mutex_unlock(&s->lock);
-			settle_sample(s, settle);
+			settle_sample(s, settle, &o);
 			pthread_mutex_lock(&s->lock);
 			continue;
 		}
@@ -545,6 +564,7 @@ static void *sched_thread(void *arg)
 	 * are being filled, which readers may wait for.  Send them. */
 	pthread_mutex_unlock(&s->lock);
 	batch_flush(s, &b);
+	opened_close(&o);
 	pthread_mutex_lock(&s->lock);
 	while (s->inflight) /* completions still reference s */
 		pthread_cond_wait(&s->wake, &s->lock);
