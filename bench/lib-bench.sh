@@ -218,13 +218,14 @@ loader_start() {
 	at_exit "kill $LOADER_PID 2>/dev/null"
 }
 
-# loader_run SET CONFIG ROOT EPOCHS: EPOCHS epochs of the DataLoader over
-# the ImageFolder ROOT, the page caches dropped before the first only
-# (epoch 0 cold, the others warm); records each as CONFIG-eN.
+# loader_run SET CONFIG ROOT EPOCHS [warm]: EPOCHS epochs of a new
+# DataLoader over the ImageFolder ROOT, the page caches dropped before it
+# lists ROOT (epoch 0 cold, the others warm) unless "warm" is given;
+# records each as CONFIG-eN.
 loader_run() {
 	local line e
 
-	echo "$3 $4" >&"${LOADER[1]}"
+	echo "$3 $4 ${5:-}" >&"${LOADER[1]}"
 	while read -r -u "${LOADER[0]}" line; do
 		case $line in
 		done) return 0 ;;

@@ -9,16 +9,19 @@ batch standing for compute) without its byte checks, so an epoch costs what
 a training job's data loading costs.  Torch is imported once; bench/run
 then sends one command a line on stdin:
 
-    ROOT EPOCHS
+    ROOT EPOCHS [warm]
 
 and gets, for a new DataLoader over the ImageFolder ROOT (a fresh generator,
-so epoch E reads the order `dsfs --print-plan` gives for epoch E), the page
-caches dropped before the first epoch only,
+so epoch E reads the order `dsfs --print-plan` gives for epoch E),
 
     epoch=E samples=N bytes=B seconds=T
 
-a line per epoch, then "done".  T excludes the drop.  It exits at the end of
-its input, or with a message on the first error.
+a line per epoch, then "done".  The job starts cold: the page caches are
+dropped before the ImageFolder lists ROOT, as when a training job starts,
+lists its data set and reads it; with "warm" nothing is dropped (epoch 0
+then reads what earlier runs left cached).  T covers the epoch only, not
+the drop or the listing.  It exits at the end of its input, or with a
+message on the first error.
 """
 import argparse
 import os
@@ -44,13 +47,15 @@ def epoch(dl, sleep_ms):
 
 
 def serve(a, line):
-    root, epochs = line.split()
+    root, epochs, *warm = line.split()
+    if warm != ["warm"]:
+        if warm:
+            sys.exit("loader-serve.py: unknown word %r" % " ".join(warm))
+        loader.drop_caches()
     opts = argparse.Namespace(mode="torch-random", seed=a.seed, batch_size=a.batch_size)
     ds = loader.Indexed(ImageFolder(root, loader=loader.read_bytes))
     dl, _ = loader.make_loader(opts, ds)
     for e in range(int(epochs)):
-        if e == 0:
-            loader.drop_caches()
         n, nbytes, secs = epoch(dl, a.sleep_ms)
         if n != len(ds):
             sys.exit("loader-serve.py: %s epoch %d: %d samples of %d" % (root, e, n, len(ds)))

@@ -279,13 +279,28 @@ class Report:
                                              sum(v["bytes"] for v in vs)))
         return r.get("big", every[0], "files_per_s"), fps, per, kept
 
+    def big_own(self, epochs):
+        """dsfs's file bytes not read from backing, in % of the bytes its
+        reader read over the round's epochs (pushed pages are read without a
+        READ, so dsfs's read_bytes would miss them); the median of the rounds."""
+        r, xs = self.r, []
+        for rnd, v in r.rounds("big", "dsfs").items():
+            try:
+                got = sum(r.rounds("big", "dsfs-e%d" % e)[rnd]["bytes"] for e in range(epochs))
+                xs.append(100 * (1 - v["backing_read_bytes"] / got))
+            except (KeyError, ZeroDivisionError):
+                pass
+        if not xs:
+            r.missing.append("big dsfs own")
+            return None
+        return statistics.median(xs)
+
     def big(self):
         r = self.r
         epochs = r.m("big", conv=int) or 0
         mem = num(scaled(r.m("big", 1, float), MIB))
         hit = r.derived("big", "dsfs", lambda v: 100 * v["hit_bytes"] / v["read_bytes"], "hit")
-        own = r.derived("big", "dsfs", lambda v: 100 * (1 - v["backing_read_bytes"] /
-                                                        v["read_bytes"]), "own")
+        own = self.big_own(epochs)
         rows, sides = [], {}
         for name, side, given in (
                 ("raw XFS", "raw", "%s MiB: its page cache" % mem),
@@ -307,8 +322,8 @@ class Report:
                "(and daemon) in a v1 memory cgroup of the same limit. *bytes not from "
                "storage* counts the volume's block device, whole 4 KiB pages and "
                "metadata included; counted as MIN counts, in file bytes (dsfs's "
-               "backing_read_bytes against the bytes it served), %s of dsfs's bytes "
-               "were not read from backing." % (
+               "backing_read_bytes against the bytes its reader read), %s of the "
+               "bytes were not read from backing." % (
                    r.s("min_hit_pct"), num(hit, "%.1f"), num(own, "%.1f%%")))
         self.p()
         self.fig["big"] = sides, hit, own
@@ -331,21 +346,39 @@ class Report:
         self.p()
         self.fig["scale"] = first, beyond, allow, files
 
+    def loader_warm(self):
+        """Target 6's baseline: a new DataLoader's epoch 0 on raw XFS, page
+        cache warm (older results: the first loader's epoch 1)."""
+        r = self.r
+        warm = r.get("loader", "rawwarm-e0", "seconds")
+        return warm if warm is not None else r.get("loader", "raw-e1", "seconds")
+
     def loader(self):
         r, rows = self.r, []
-        warm = r.get("loader", "raw-e1", "seconds")
-        for name, c, both in (("raw XFS", "raw", True), ("dsfs, seed plan", "dsfs", True),
-                              ("dsfs, no plan", "noplan", False)):
+        warm = self.loader_warm()
+        for name, c, e1 in (("raw XFS", "raw", True),
+                            ("raw XFS, page cache warm", "rawwarm", False),
+                            ("dsfs, seed plan", "dsfs", True),
+                            ("dsfs, seed plan, push=off", "nopush", False),
+                            ("dsfs, no plan", "noplan", False)):
             e0 = r.get("loader", c + "-e0", "seconds")
+            if e0 is None:
+                continue
             rows.append([name, num(e0, "%.2f"),
-                         num(r.get("loader", c + "-e1", "seconds"), "%.2f") if both else "",
+                         num(r.get("loader", c + "-e1", "seconds"), "%.2f") if e1 else "",
                          num(ratio(e0, warm), "%.2fx")])
         opts = r.meta.get("loader_opts", ["16", "0"])
         self.p("## torch DataLoader: ImageFolder, bytes only, num_workers=2, batch %s, "
                "%s ms of compute per batch" % (opts[0], opts[1]))
         self.p()
-        self.p(table(["configuration", "epoch 0 (cold) s", "epoch 1 (warm) s",
-                      "epoch 0 vs raw XFS warm"], rows))
+        self.p("Each configuration is a new DataLoader (a new job): the page caches are "
+               "dropped before its ImageFolder lists the tree, except for the warm raw XFS "
+               "run, which follows the raw XFS run; the times exclude the listing. A "
+               "DataLoader's first epoch costs more than its later ones even when every "
+               "byte is cached, so target 6 compares first epochs.")
+        self.p()
+        self.p(table(["configuration", "epoch 0 s", "epoch 1 (warm) s",
+                      "epoch 0 vs raw XFS warm epoch 0"], rows))
         self.p()
 
     def targets(self):
@@ -393,7 +426,7 @@ class Report:
         target("5b", "%d files: daemon memory beyond the cache < 64 MiB + 200 B/file" % files,
                beyond, "%s of %.0f MiB" % (num(scaled(beyond, MIB)), allow / MIB),
                lambda x: x < allow, 0)
-        e2e = ratio(r.get("loader", "dsfs-e0", "seconds"), r.get("loader", "raw-e1", "seconds"))
+        e2e = ratio(r.get("loader", "dsfs-e0", "seconds"), self.loader_warm())
         target("6", "DataLoader: cold epoch on dsfs with plan <= 1.2x raw XFS warm", e2e,
                num(e2e, "%.2fx"), lambda x: x <= 1.2)
         self.p("## Targets (issue #6)")

@@ -111,6 +111,12 @@ void dsfs_sched_unhold(struct dsfs_fs *fs)
 	pthread_rwlock_unlock(&fs->plan_lock);
 }
 
+static void push_filled(void *arg, const struct dsfs_cache_key *k,
+			uint32_t len, uint64_t size)
+{
+	dsfs_push_offer(arg, k, len, size);
+}
+
 int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
 			 struct dsfs_layout *layout,
 			 struct dsfs_sched **out)
@@ -127,6 +133,10 @@ int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
 	cfg.lead_bytes = fs->opts.lead_max < fs->arena.size ?
 			 fs->opts.lead_max : fs->arena.size;
 	cfg.depth = fs->opts.io_depth;
+	if (fs->push) {
+		cfg.filled = push_filled;
+		cfg.filled_arg = fs->push;
+	}
 	return dsfs_sched_start(&cfg, out);
 }
 

@@ -45,6 +45,7 @@ struct dsfs_opts {
 	int verify;		/* hash entries at fill, check when served;
 				   an int: fuse_opt stores flags as int */
 	int direct_io;		/* answer OPEN with FOPEN_DIRECT_IO */
+	bool push;		/* push planned data into the page cache */
 	bool stats_public;	/* stats readable by every user */
 	struct dsfs_plan_opts plan_opts; /* plan option strings as given */
 	struct dsfs_plan_cfg plan;	/* ... checked */
@@ -55,6 +56,7 @@ struct dsfs_opts {
 	char *entry_timeout_s, *attr_timeout_s, *max_open_s, *max_threads_s;
 	char *cache_size_s, *hugepages_s, *numa_s, *io_depth_s;
 	char *whole_file_max_s, *readahead_max_s, *lead_max_s, *stats_s;
+	char *push_s;
 };
 
 struct dsfs_fs {
@@ -79,12 +81,29 @@ struct dsfs_fs {
 	 * Written under plan_lock, read by ctl.c and main.c only. */
 	struct dsfs_layout *layout;
 	struct dsfs_ctl *ctl;		/* the control channel's state */
+	struct dsfs_push *push;		/* NULL: push off (see push.c) */
+	/* Odd while fresh.c drops a changed file's cached data and kernel
+	 * pages; bumped before and after.  Read by push.c. */
+	uint64_t fresh_gen;
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
 	bool readahead_tuned;		/* relaxed atomic: see readahead.c */
 	struct timespec started;	/* CLOCK_MONOTONIC at fs_init */
 	struct dsfs_ratelimit read_errors_log;	/* failed reads' messages */
 	struct dsfs_counters counters;
 };
+
+/* push.c: copy planned chunks into the kernel's page cache as their
+ * reads complete (see push.c).  start: after the session is mounted, before
+ * the scheduler; -errno (logged) leaves *out NULL.  offer: any thread,
+ * never blocks.  stop: no push after it returns (before the session goes);
+ * free: after the I/O engine is gone (no more offers). */
+struct dsfs_push;
+int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
+		    struct dsfs_push **out);
+void dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
+		     uint32_t len, uint64_t size);
+void dsfs_push_stop(struct dsfs_push *p);
+void dsfs_push_free(struct dsfs_push *p);
 
 /* readahead.c: raise the kernel's read-ahead window for the mount to the
  * largest FUSE read; the first call does it, later ones cost one relaxed

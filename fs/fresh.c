@@ -137,6 +137,10 @@ static void drop_object(struct dsfs_fresh *f, const struct stat *st)
 	struct dsfs_fs *fs = f->fs;
 	uint64_t nodeid;
 
+	/* Odd from here to the kernel's invalidation: a push overlapping it
+	 * invalidates again after itself (push.c).  Only this thread writes;
+	 * sequentially consistent, as push.c reads it. */
+	__atomic_add_fetch(&fs->fresh_gen, 1, __ATOMIC_SEQ_CST);
 	if (S_ISREG(st->st_mode)) {
 		dsfs_cache_invalidate(fs->cache, st->st_dev, st->st_ino);
 		dsfs_fdpool_forget(fs->fdpool, st->st_dev, st->st_ino);
@@ -146,6 +150,7 @@ static void drop_object(struct dsfs_fresh *f, const struct stat *st)
 		if (S_ISREG(st->st_mode))
 			again_add(f, nodeid);
 	}
+	__atomic_add_fetch(&fs->fresh_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 /* A name in a directory changed: the kernel must look it up again. */

@@ -66,6 +66,7 @@ static struct dsfs_inode *inode_alloc(struct dsfs_inode *parent,
 		       (uint64_t)st->st_ctim.tv_nsec;
 	in->ra_next = in->ra_window = 0;
 	in->plan_when = DSFS_CACHE_KEEP; /* no news from the plan yet */
+	in->reported = 0;
 	memcpy(in->name, name, len);
 	return in;
 }
@@ -299,6 +300,23 @@ int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
 		*nodeid = (uint64_t)(uintptr_t)in;
 	pthread_mutex_unlock(&s->lock);
 	return in ? 0 : -ENOENT;
+}
+
+struct dsfs_inode *dsfs_inodes_find_ref(struct dsfs_inodes *t, uint64_t dev,
+					uint64_t ino)
+{
+	uint64_t h = id_hash(dev, ino);
+	struct ishard *s = shard_of(t, h);
+	struct dsfs_inode *in;
+
+	if (dev == t->root->dev && ino == t->root->ino)
+		return t->root; /* never freed; unref ignores it */
+	pthread_mutex_lock(&s->lock);
+	in = find_locked(s, h, dev, ino);
+	if (in)
+		in->refs++;
+	pthread_mutex_unlock(&s->lock);
+	return in;
 }
 
 uint64_t dsfs_inodes_count(struct dsfs_inodes *t)

@@ -77,6 +77,13 @@ int dsfs_inodes_path(const struct dsfs_inode *inode, char *buf, size_t size);
 int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
 		     uint64_t *nodeid);
 
+/* The live inode for (dev, ino) with one reference taken (give it back
+ * with dsfs_inodes_unref), so that its node id names this file until then;
+ * NULL if the kernel holds none.  For a message to the kernel about the
+ * file that must not reach another one (fs/push.c). */
+struct dsfs_inode *dsfs_inodes_find_ref(struct dsfs_inodes *t, uint64_t dev,
+					uint64_t ino);
+
 /* Number of live inodes, root included; for tests and stats. */
 uint64_t dsfs_inodes_count(struct dsfs_inodes *t);
 

@@ -202,6 +202,7 @@ static void fs_destroy(struct dsfs_fs *fs)
 	dsfs_ctl_free(fs); /* the plan it followed, if changed */
 	if (fs->io)
 		dsfs_io_free(fs->io); /* completes every fill in flight */
+	dsfs_push_free(fs->push); /* after the last completion's offer */
 	if (fs->cache)
 		dsfs_cache_free(fs->cache);
 	if (fs->arena.base)
@@ -273,7 +274,12 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 	if (!fs->opts.foreground)
 		dsfs_log_to_syslog();
 	log_cache(fs);
-	if (io_init(fs) || sched_init(fs))
+	if (io_init(fs))
+		goto out_unmount;
+	/* Not with direct_io: the kernel keeps no pages of the mount. */
+	if (fs->opts.push && !fs->opts.direct_io)
+		dsfs_push_start(fs, se, &fs->push);
+	if (sched_init(fs))
 		goto out_unmount;
 	dsfs_fresh_start(fs, se, &fresh);
 	dsfs_info("mounted %s on %s (read-only)", fs->opts.source,
@@ -288,6 +294,7 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 	dsfs_info("unmounting %s", fs->opts.mountpoint);
 	fuse_loop_cfg_destroy(cfg);
 out_unmount:
+	dsfs_push_stop(fs->push); /* no push to a session that is gone */
 	dsfs_fresh_stop(fresh);
 	fuse_session_unmount(se);
 out_signals:

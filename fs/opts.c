@@ -40,6 +40,7 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	DSFS_OPT("readahead_max=%s", readahead_max_s),
 	DSFS_OPT("lead_max=%s", lead_max_s),
 	DSFS_OPT("stats=%s", stats_s),
+	DSFS_OPT("push=%s", push_s),
 	{ "verify", offsetof(struct dsfs_opts, verify), 1 },
 	{ "direct_io", offsetof(struct dsfs_opts, direct_io), 1 },
 	DSFS_OPT("sampler=%s", plan_opts.sampler),
@@ -110,6 +111,9 @@ static void usage(const char *prog)
 	       "    -o verify              hash cached data, check it on every read\n"
 	       "    -o direct_io           no kernel page cache: every read comes\n"
 	       "                           to dsfs (for data changed under readers)\n"
+	       "    -o push=on|off         with a plan, copy fetched files into the\n"
+	       "                           kernel's page cache ahead of the loader\n"
+	       "                           (default on)\n"
 	       "    -o stats=WHO           private (root and the mounting user) or\n"
 	       "                           public (default private)\n"
 	       "\n"
@@ -298,8 +302,9 @@ static int validate_cache(struct dsfs_opts *o)
 {
 	static const char *const hp[] = { "auto", "require", "off", NULL };
 	static const char *const who[] = { "private", "public", NULL };
+	static const char *const onoff[] = { "off", "on", NULL };
 	uint64_t mem = phys_mem(), size = o->cache.size;
-	int h = (int)o->cache.hugepages, pub = 0;
+	int h = (int)o->cache.hugepages, pub = 0, push = 1;
 
 	if (check_size("cache_size", o->cache_size_s, mem, 1, mem, &size) ||
 	    check_word("hugepages", o->hugepages_s, hp, &h) ||
@@ -309,7 +314,8 @@ static int validate_cache(struct dsfs_opts *o)
 		       &o->whole_file_max) ||
 	    check_size("readahead_max", o->readahead_max_s, 0, 0, 1ull << 30,
 		       &o->readahead_max) ||
-	    check_word("stats", o->stats_s, who, &pub))
+	    check_word("stats", o->stats_s, who, &pub) ||
+	    check_word("push", o->push_s, onoff, &push))
 		return -1;
 	if (size < DSFS_PAGE_SIZE) {
 		fprintf(stderr, "dsfs: cache_size=%s: too small; give at least 4K\n",
@@ -323,6 +329,7 @@ static int validate_cache(struct dsfs_opts *o)
 		return -1;
 	o->cache.hugepages = (enum dsfs_hugepages)h;
 	o->stats_public = pub == 1;
+	o->push = push == 1;
 	return 0;
 }
 
@@ -597,5 +604,6 @@ void dsfs_opts_free(struct dsfs_opts *o)
 	free(o->readahead_max_s);
 	free(o->lead_max_s);
 	free(o->stats_s);
+	free(o->push_s);
 	dsfs_plan_opts_free(&o->plan_opts);
 }

@@ -72,6 +72,9 @@ static void put_counters(struct doc *d, const struct dsfs_counters *c)
 	put(d, "stall_seconds %.6f\n", (double)dsfs_counter_get(&c->stall_ns) / 1e9);
 	put_u64(d, "bypass_bytes", dsfs_counter_get(&c->bypass_bytes));
 	put_u64(d, "errors", dsfs_counter_get(&c->errors));
+	put_u64(d, "pushes", dsfs_counter_get(&c->pushes));
+	put_u64(d, "push_bytes", dsfs_counter_get(&c->push_bytes));
+	put_u64(d, "push_skipped", dsfs_counter_get(&c->push_skipped));
 }
 
 /* Each local rank's place: one JSON array of objects on one line. */

@@ -31,6 +31,10 @@ struct dsfs_counters {
 	uint64_t bypass_bytes;	/* ... read around the cache (not admitted) */
 	uint64_t prefetch_bytes; /* bytes fetched ahead of any reader */
 	uint64_t errors;	/* reads answered with an error */
+	uint64_t pushes;	/* chunks pushed into the page cache */
+	uint64_t push_bytes;	/* ... their bytes */
+	uint64_t push_skipped;	/* chunks not pushed: no kernel inode,
+				   evicted, changed, or the queue full */
 };
 
 static inline void dsfs_count(uint64_t *counter, uint64_t n)

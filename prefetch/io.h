@@ -118,4 +118,9 @@ struct dsfs_io_stats {
 /* Lock-free; the counters are each exact but not a consistent snapshot. */
 void dsfs_io_get_stats(struct dsfs_io *io, struct dsfs_io_stats *s);
 
+/* pthread_create with every signal blocked in the new thread (they
+ * belong to the daemon's main thread), named `name`.  0 or -errno. */
+int dsfs_io_spawn(pthread_t *t, const char *name, void *(*fn)(void *),
+		  void *arg);
+
 #endif

@@ -63,9 +63,6 @@ struct io_op *dsfs_io_wait_one(struct dsfs_io *io);
 bool dsfs_io_advance(struct io_op *op, int res);
 /* Put the fd back, count, call done(arg, op->result), free op. */
 void dsfs_io_finish(struct dsfs_io *io, struct io_op *op);
-/* pthread_create with every signal blocked in the new thread. */
-int dsfs_io_spawn(pthread_t *t, const char *name, void *(*fn)(void *),
-		  void *arg);
 
 /* io_uring.c: 0 or -errno (io_uring unusable: use the pread pool). */
 int dsfs_io_uring_start(struct dsfs_io *io);

@@ -79,6 +79,10 @@ struct dsfs_sched {
 struct fetch {
 	struct dsfs_sched *s;
 	struct dsfs_cache_entry *e;
+	struct dsfs_cache_key k;
+	uint64_t size;		/* the file's */
+	uint32_t len;		/* the chunk's */
+	bool filled;		/* tell cfg.filled when read whole */
 };
 
 /* Reads prepared by the scheduler thread, submitted together (one queue
@@ -98,6 +102,8 @@ static void fetch_done(void *arg, int result)
 
 	dsfs_cache_fill_done(s->cfg.cache, f->e, result);
 	dsfs_cache_unpin(s->cfg.cache, f->e);
+	if (f->filled && result == (int)f->len)
+		s->cfg.filled(s->cfg.filled_arg, &f->k, f->len, f->size);
 	if (result > 0)
 		__atomic_add_fetch(&s->prefetch_bytes, (uint64_t)result,
 				   __ATOMIC_RELAXED);
@@ -163,7 +169,7 @@ static int adopt_fd(void *arg, const struct dsfs_fdkey *key)
  */
 static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 		       const struct dsfs_fdkey *key, int *fd, uint64_t size,
-		       uint64_t chunk, uint64_t when)
+		       uint64_t chunk, uint64_t when, bool filled)
 {
 	struct dsfs_cache_key k = { key->dev, key->ino, chunk };
 	uint64_t start = chunk << DSFS_CHUNK_SHIFT;
@@ -190,7 +196,7 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 	}
 	if (req->fd.fd == *fd)
 		*fd = -1; /* the pool owns it now */
-	*f = (struct fetch){ s, e };
+	*f = (struct fetch){ s, e, k, size, len, filled && s->cfg.filled };
 	req->buf = dsfs_cache_data(s->cfg.cache, e);
 	req->off = start;
 	req->len = dsfs_cache_capacity(e);
@@ -273,12 +279,14 @@ static void settle_sample(struct dsfs_sched *s, uint64_t idx,
 			   open_sample(s, idx, o) ? NULL : &o->st);
 }
 
-/* Fetch every chunk of sample idx, next read at `when`, through o's open
- * if it holds idx.  Called without s->lock.  -ENOSPC as fetch_chunk,
- * else 0. */
+/* Fetch every chunk of sample idx, at position pos of its rank's order,
+ * next read at `when`, through o's open if it holds idx.  Called without
+ * s->lock.  -ENOSPC as fetch_chunk, else 0. */
 static int fetch_sample(struct dsfs_sched *s, struct batch *b,
-			struct opened *o, uint64_t idx, uint64_t when)
+			struct opened *o, uint64_t idx, uint64_t pos,
+			uint64_t when)
 {
+	bool filled = pos % DSFS_SCHED_SENTINEL != 0;
 	struct dsfs_fdkey key;
 	uint64_t c, size;
 	int err = 0;
@@ -292,7 +300,8 @@ static int fetch_sample(struct dsfs_sched *s, struct batch *b,
 					   (uint32_t)o->flags };
 		size = (uint64_t)o->st.st_size;
 		for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
-			err = fetch_chunk(s, b, &key, &o->fd, size, c, when);
+			err = fetch_chunk(s, b, &key, &o->fd, size, c, when,
+					  filled);
 	}
 	opened_close(o);
 	return err;
@@ -528,7 +537,7 @@ static void *sched_thread(void *arg)
 		settle = UINT64_MAX;
 		if (next_locked(s, &pk, &settle)) {
 			pthread_mutex_unlock(&s->lock);
-			err = fetch_sample(s, &b, &o, pk.idx, pk.when);
+			err = fetch_sample(s, &b, &o, pk.idx, pk.pos, pk.when);
 			pthread_mutex_lock(&s->lock);
 			if (err == -ENOSPC)
 				refused_locked(s, &pk);

@@ -55,7 +55,19 @@ struct dsfs_sched_cfg {
 	bool *direct_io;	/* shared relaxed flag: O_DIRECT still works */
 	uint64_t lead_bytes;	/* fetch at most this far ahead */
 	unsigned depth;		/* prefetch reads in flight at most */
+	/*
+	 * A planned chunk of `size`-byte file k was read whole (len bytes):
+	 * called on the I/O engine's thread, after the entry is READY; must
+	 * not block.  Not called for every DSFS_SCHED_SENTINEL-th position of
+	 * a rank's order, whose reads must still reach the daemon to show the
+	 * loader's place (fs/push.c).  NULL: never.
+	 */
+	void (*filled)(void *arg, const struct dsfs_cache_key *k, uint32_t len,
+		       uint64_t size);
+	void *filled_arg;
 };
+
+#define DSFS_SCHED_SENTINEL 8
 
 struct dsfs_sched_rank_stats {
 	uint32_t rank;

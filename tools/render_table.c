@@ -133,6 +133,12 @@ void dsfs_render_table(const struct dsfs_snap *s, const char *mnt)
 		printf(ROW "%s\n", "from backing", a);
 	row_bytes("prefetched", dsfs_snap_num(s, "prefetch_bytes"));
 	row_bytes("read around cache", dsfs_snap_num(s, "bypass_bytes"));
+	if (dsfs_snap_get(s, "pushes")) {
+		dsfs_human(dsfs_snap_num(s, "push_bytes"), a, sizeof(a));
+		printf(ROW "%s in %.0f chunks (%.0f not pushed)\n",
+		       "pushed to page cache", a, dsfs_snap_num(s, "pushes"),
+		       dsfs_snap_num(s, "push_skipped"));
+	}
 	print_cache(s);
 	printf(ROW "%s, O_DIRECT %s, %.0f of %.0f reads in flight\n",
 	       "I/O engine", dsfs_snap_str(s, "io.engine", a, sizeof(a)),

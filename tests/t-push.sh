@@ -1,0 +1,112 @@
+#!/bin/bash
+# t-push: with a plan, fetched files of a listed tree are pushed into the kernel's page cache (every chunk of every sample but each eighth), read back byte for byte without reaching the daemon, dropped when the backing file changes; push=off sends every read to the daemon.
+set -euo pipefail
+. "$srcdir/lib.sh"
+require_root
+require_cmd getfattr
+
+[[ -x /usr/bin/python3 ]] || skip "Debian's /usr/bin/python3 is needed"
+make_volume 512
+SRC="$VOL/src"
+MNT="$WORK/mnt"
+mkdir "$SRC" "$MNT"
+make_imagefolder "$SRC/train" 4 60 48 >/dev/null
+# Files of several chunks (2 MiB each), a size that is no multiple of a
+# page, and an empty one.
+head -c $((5 << 20)) /dev/urandom >"$SRC/train/class001/big0.jpg"
+head -c $(((2 << 20) + 4097)) /dev/urandom >"$SRC/train/class002/big1.jpg"
+: >"$SRC/train/class003/empty.jpg"
+sync
+PLAN="sampler=torch-random,seed=11,layout=imagefolder,dataset=train,epoch=0"
+"$DSFS" --print-plan "$SRC" -o "$PLAN" >"$WORK/order"
+files=$(wc -l <"$WORK/order")
+total=$(find "$SRC/train" -type f -printf '%s\n' | awk '{ n += $1 } END { print n }')
+
+# The chunks the plan pushes: those of every sample whose position in the
+# order is not a multiple of 8 (the scheduler's sentinels).
+want=$(awk -v src="$SRC/train" 'NR % 8 != 1 {
+	cmd = "stat -c %s \"" src "/" $0 "\""; cmd | getline size; close(cmd)
+	n += int((size + 2097151) / 2097152) } END { print n + 0 }' "$WORK/order")
+
+ctl() {
+	getfattr --absolute-names --only-values -n "user.dsfs.plan=$1" "$MNT" >/dev/null
+}
+
+# wait_for EXPR: wait until the arithmetic EXPR over the stats named in
+# it as $(stat_of KEY) holds; fail after 20 s.
+wait_for() {
+	local i
+
+	for ((i = 0; i < 200; i++)); do
+		eval "(($1))" && return 0
+		sleep 0.1
+	done
+	fail "still not true after 20 s: $1"
+}
+
+# check_order: read every file in plan order through the mount, each
+# compared byte for byte with its backing file; the page caches are not
+# dropped (the pushed pages are what is read).
+check_order() {
+	/usr/bin/python3 - "$SRC/train" "$MNT/train" "$WORK/order" <<'PYEOF'
+import sys
+src, mnt, order = sys.argv[1:]
+bad = 0
+for p in open(order):
+    p = p.rstrip("\n")
+    with open(mnt + "/" + p, "rb") as f:
+        got = f.read()
+    with open(src + "/" + p, "rb") as f:
+        if got != f.read():
+            print("MISMATCH", p)
+            bad += 1
+sys.exit(1 if bad else 0)
+PYEOF
+}
+
+say "push on (default): list the tree, start the plan, read in its order"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+mount_dsfs "$SRC" "$MNT" -o cache_size=64M
+find "$MNT/train" -type f >/dev/null # READDIRPLUS: the kernel's inodes
+ctl "$PLAN"
+wait_for '$(stat_of prefetch_bytes) == total'
+wait_for '$(stat_of pushes) + $(stat_of push_skipped) >= want'
+pushes=$(stat_of pushes) skipped=$(stat_of push_skipped)
+say "$files samples: $pushes chunks pushed of $want expected, $skipped skipped"
+((pushes == want)) || fail "pushed $pushes chunks, expected $want"
+check_order || fail "bytes differ after push"
+reads=$(stat_of reads) acc=$(stat_of plan.accesses)
+mis=$(stat_of plan.mispredictions)
+say "$reads READs reached the daemon; plan: $acc accesses, $mis mispredictions"
+# Only the sentinels' reads (about files/8, two more for the files of
+# several chunks) come to the daemon; without push every file's does.
+((reads <= files / 8 + 8)) || fail "$reads READs for $files files: pushes not served by the kernel"
+((acc >= files / 8 && mis == 0)) ||
+	fail "the plan did not see the sentinels: $acc accesses, $mis mispredictions"
+"$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs"
+
+say "a pushed file changed on SOURCE: the kernel's pages are dropped"
+f=$(sed -n 2p "$WORK/order") # position 1: pushed
+head -c "$(stat -c %s "$SRC/train/$f")" /dev/urandom >"$WORK/new"
+cp "$WORK/new" "$SRC/train/$f"
+for ((i = 0; i < 50; i++)); do
+	cmp -s "$WORK/new" "$MNT/train/$f" && break
+	sleep 0.1
+done
+cmp "$WORK/new" "$MNT/train/$f" || fail "$f: old bytes after the change"
+unmount_dsfs "$MNT"
+
+say "push=off: the same reads all reach the daemon"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+mount_dsfs "$SRC" "$MNT" -o cache_size=64M,push=off
+find "$MNT/train" -type f >/dev/null
+ctl "$PLAN"
+wait_for '$(stat_of prefetch_bytes) == total'
+check_order || fail "bytes differ without push"
+reads=$(stat_of reads) pushes=$(stat_of pushes)
+say "$reads READs, $pushes pushes"
+((pushes == 0 && reads >= files - 1)) || fail "push=off: $reads READs, $pushes pushes"
+unmount_dsfs "$MNT"
+say "ok"
