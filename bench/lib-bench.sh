@@ -117,7 +117,7 @@ mount_dsfs_at() {
 	local t0=$EPOCHREALTIME
 
 	drop_caches
-	mount_dsfs "$VOL" "$MNT" -o "$PAGES,$1"
+	mount_dsfs "$VOL" "$MNT" -o "$PAGES,$1${BENCH_DSFS_OPTS:+,$BENCH_DSFS_OPTS}"
 	ls "$MNT" >/dev/null || fail "ls $MNT after mounting"
 	FUSE_PID=${DSFS_PID[$MNT]}
 	[[ -z ${2:-} ]] || record mount "$2" "startup_s=$(awk -v a="$t0" \

@@ -142,6 +142,10 @@ class Report:
                    num(scaled(r.m("memory_kib", conv=float), MIB)),
                    " ".join(r.meta.get("load_start", ["—"])),
                    " ".join(r.meta.get("load_end", ["—"])), r.s("rounds"), r.s("elapsed_s")))
+        if r.meta.get("dsfs_opts"):
+            self.p()
+            self.p("Every dsfs mount of this run also had `-o %s` (BENCH_DSFS_OPTS)." %
+                   " ".join(r.meta["dsfs_opts"]))
         self.p()
         self.p("Data sets, on one loop-device XFS volume (`losetup --direct-io=on`): "
                "(1) ImageNet-like, %s files in %s classes, %s MB (log-normal sizes, "

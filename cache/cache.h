@@ -121,6 +121,17 @@ int dsfs_cache_get_at(struct dsfs_cache *c, const struct dsfs_cache_key *k,
  */
 void dsfs_cache_set_now(struct dsfs_cache *c, uint64_t now);
 
+/*
+ * The planned use of pinned entry e will be served without the cache (its
+ * bytes were pushed into the kernel's page cache): once that use passes
+ * unread, its next use is `after` (a plan time; NEVER: none), where a read
+ * would have moved it, instead of going first as stale.  A later get_at
+ * that sets a next use cancels it.  Unplanned entries ignore it.  Takes
+ * the policy lock; O(1).
+ */
+void dsfs_cache_set_after(struct dsfs_cache *c, struct dsfs_cache_entry *e,
+			  uint64_t after);
+
 /* Memory of an entry: capacity whole pages, 4 KiB aligned (for O_DIRECT). */
 char *dsfs_cache_data(struct dsfs_cache *c, const struct dsfs_cache_entry *e);
 uint32_t dsfs_cache_capacity(const struct dsfs_cache_entry *e);

@@ -337,6 +337,15 @@ void dsfs_cache_set_now(struct dsfs_cache *c, uint64_t now)
 	__atomic_store_n(&c->now, now, __ATOMIC_RELAXED);
 }
 
+void dsfs_cache_set_after(struct dsfs_cache *c, struct dsfs_cache_entry *e,
+			  uint64_t after)
+{
+	pthread_mutex_lock(&c->policy);
+	if (e->when != DSFS_CACHE_NEVER)
+		e->after = after;
+	pthread_mutex_unlock(&c->policy);
+}
+
 char *dsfs_cache_data(struct dsfs_cache *c, const struct dsfs_cache_entry *e)
 {
 	return c->arena->base + (size_t)e->first * DSFS_PAGE_SIZE;

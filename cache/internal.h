@@ -46,6 +46,8 @@ struct dsfs_cache_entry {
 	 * DSFS_CACHE_NEVER) sit on the CLOCK ring, planned ones in the
 	 * next-use heaps. */
 	uint64_t when;			/* next planned use */
+	uint64_t after;			/* the use after it, if `when` passes
+					   unread (dsfs_cache_set_after) */
 	struct dsfs_cache_entry *cprev, *cnext; /* CLOCK ring */
 	uint32_t slot[2];		/* positions in the next-use heaps */
 };

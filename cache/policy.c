@@ -55,7 +55,9 @@
 
 #define AGE_FACTOR 10u /* W = AGE_FACTOR x entries the cache holds */
 
-enum evict_result { EVICT_DONE, EVICT_REFUSED, EVICT_NONE };
+/* EVICT_MOVED: no victim, but a stale entry took its later use (after);
+ * look again. */
+enum evict_result { EVICT_DONE, EVICT_REFUSED, EVICT_NONE, EVICT_MOVED };
 
 static void store_counts(struct dsfs_cache *c)
 {
@@ -122,6 +124,7 @@ static void unfile_entry(struct dsfs_cache *c, struct dsfs_cache_entry *e)
 void dsfs_cache_place(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 		      uint64_t when)
 {
+	e->after = DSFS_CACHE_NEVER;
 	file_entry(c, e, when);
 	__atomic_store_n(&c->nentries, c->nentries + 1, __ATOMIC_RELAXED);
 }
@@ -129,6 +132,7 @@ void dsfs_cache_place(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 void dsfs_cache_replace(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 			uint64_t when)
 {
+	e->after = DSFS_CACHE_NEVER; /* a new next use supersedes it */
 	if (e->when == when)
 		return;
 	if (e->when != DSFS_CACHE_NEVER && when != DSFS_CACHE_NEVER) {
@@ -269,6 +273,13 @@ static enum evict_result evict_heap(struct dsfs_cache *c, int h,
 	}
 	if (!pick)
 		return EVICT_NONE;
+	/* A stale entry whose use was served elsewhere (pushed into the
+	 * kernel's page cache) is next used `after`: it moves, as a read
+	 * would have moved it. */
+	if (h == NEXTUSE_NEAR && dsfs_cache_planned(c, pick->after)) {
+		dsfs_cache_replace(c, pick, pick->after);
+		return EVICT_MOVED;
+	}
 	/* The policy lock kept pick allocated; its pins may have changed. */
 	s = shard_of(c, pick->hash);
 	pthread_mutex_lock(&s->lock);
@@ -294,7 +305,9 @@ static enum evict_result make_room(struct dsfs_cache *c, uint32_t need,
 	uint64_t now = __atomic_load_n(&c->now, __ATOMIC_RELAXED);
 	enum evict_result r;
 
-	if (evict_heap(c, NEXTUSE_NEAR, now, need) == EVICT_DONE)
+	while ((r = evict_heap(c, NEXTUSE_NEAR, now, need)) == EVICT_MOVED)
+		;
+	if (r == EVICT_DONE)
 		return EVICT_DONE;
 	if (!dsfs_cache_planned(c, when))
 		return evict_one(c, est, force);
@@ -321,6 +334,7 @@ int dsfs_cache_reserve(struct dsfs_cache *c, uint32_t npages, uint32_t est,
 			__atomic_add_fetch(&c->rejections, 1, __ATOMIC_RELAXED);
 			return -ENOSPC;
 		case EVICT_NONE:
+		case EVICT_MOVED: /* make_room looks again itself */
 			return -ENOSPC;
 		}
 	}

@@ -112,9 +112,9 @@ void dsfs_sched_unhold(struct dsfs_fs *fs)
 }
 
 static void push_filled(void *arg, const struct dsfs_cache_key *k,
-			uint32_t len, uint64_t size)
+			uint32_t len, uint64_t size, uint64_t after)
 {
-	dsfs_push_offer(arg, k, len, size);
+	dsfs_push_offer(arg, k, len, size, after);
 }
 
 int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,

@@ -164,6 +164,8 @@ static int plus_entry(struct dsfs_fs *fs, struct dsfs_inode *dir, int dirfd,
 	if (!*ref)
 		return -ENOMEM;
 	dsfs_fill_entry(fs, e, *ref, &st);
+	if (fs->push && S_ISREG(st.st_mode))
+		dsfs_push_listed(fs->push, st.st_dev, st.st_ino);
 	return 0;
 }
 

@@ -29,6 +29,9 @@
 #include "scheduler.h"
 #include "stats.h"
 
+/* -o push=: the values' order is the option's words' (opts.c). */
+enum dsfs_push_mode { DSFS_PUSH_OFF, DSFS_PUSH_ON, DSFS_PUSH_AUTO };
+
 /* Parsed command line; see opts.c for the table and the help text. */
 struct dsfs_opts {
 	char *source;		/* absolute, resolved */
@@ -45,7 +48,7 @@ struct dsfs_opts {
 	int verify;		/* hash entries at fill, check when served;
 				   an int: fuse_opt stores flags as int */
 	int direct_io;		/* answer OPEN with FOPEN_DIRECT_IO */
-	bool push;		/* push planned data into the page cache */
+	enum dsfs_push_mode push; /* push planned data into the page cache */
 	bool stats_public;	/* stats readable by every user */
 	struct dsfs_plan_opts plan_opts; /* plan option strings as given */
 	struct dsfs_plan_cfg plan;	/* ... checked */
@@ -93,7 +96,8 @@ struct dsfs_fs {
 };
 
 /* push.c: copy planned chunks into the kernel's page cache as their
- * reads complete (see push.c).  start: after the session is mounted, before
+ * reads complete (see push.c); after: the chunk's next use once pushed
+ * (struct dsfs_sched_cfg's filled).  start: after the session is mounted, before
  * the scheduler; -errno (logged) leaves *out NULL.  offer: any thread,
  * never blocks.  stop: no push after it returns (before the session goes);
  * free: after the I/O engine is gone (no more offers). */
@@ -101,7 +105,10 @@ struct dsfs_push;
 int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 		    struct dsfs_push **out);
 void dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
-		     uint32_t len, uint64_t size);
+		     uint32_t len, uint64_t size, uint64_t after);
+/* push.c: a listing (READDIRPLUS) named this regular file: push what was
+ * parked for it.  Any thread; never blocks on a copy. */
+void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino);
 void dsfs_push_stop(struct dsfs_push *p);
 void dsfs_push_free(struct dsfs_push *p);
 

@@ -108,6 +108,36 @@ static int cgroup_check(struct dsfs_fs *fs)
 	return -1;
 }
 
+/*
+ * Whether to push planned data into the kernel's page cache (push.c).  The
+ * pushed pages are charged to the daemon's memory cgroup: with push=auto,
+ * not when its limit leaves less room for them than the prefetch's lead
+ * (they would be reclaimed before the loader comes, each push a wasted
+ * copy), nor with direct_io (no pages kept).
+ */
+static bool push_wanted(struct dsfs_fs *fs)
+{
+	uint64_t limit, lead, used;
+	char where[PATH_MAX] = "";
+
+	if (fs->opts.direct_io || fs->opts.push == DSFS_PUSH_OFF)
+		return false;
+	if (fs->opts.push == DSFS_PUSH_ON ||
+	    dsfs_cgroup_mem_limit(&limit, where, sizeof(where)) ||
+	    limit == UINT64_MAX)
+		return true;
+	lead = fs->opts.lead_max < fs->arena.size ? fs->opts.lead_max :
+						    fs->arena.size;
+	used = CGROUP_HEADROOM +
+	       (fs->arena.kind == DSFS_PAGE_HUGETLB ? 0 : fs->arena.size);
+	if (limit > used && limit - used >= lead)
+		return true;
+	dsfs_info("push: off: the memory cgroup limit of %llu MiB (%s) leaves less than the lead (%llu MiB) for the page cache beyond the cache and the daemon; push=on forces it",
+		  (unsigned long long)(limit >> 20), where,
+		  (unsigned long long)(lead >> 20));
+	return false;
+}
+
 /* The cache: before mounting, so a refusal (hugepages=require with too
  * small a pool, a memory cgroup too small) reaches the user's terminal and
  * nothing gets mounted. */
@@ -260,7 +290,7 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 	struct fuse_loop_config *cfg = NULL;
 	struct dsfs_fresh *fresh = NULL;
 	struct fuse_session *se;
-	int ret = 1;
+	int ret = 1, err;
 
 	se = fuse_session_new(args, &dsfs_ops, sizeof(dsfs_ops), fs);
 	if (!se)
@@ -276,9 +306,9 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 	log_cache(fs);
 	if (io_init(fs))
 		goto out_unmount;
-	/* Not with direct_io: the kernel keeps no pages of the mount. */
-	if (fs->opts.push && !fs->opts.direct_io)
-		dsfs_push_start(fs, se, &fs->push);
+	if (push_wanted(fs) && (err = dsfs_push_start(fs, se, &fs->push)))
+		dsfs_warn("push: cannot start (%s): planned data is served by reads only",
+			  strerror(-err));
 	if (sched_init(fs))
 		goto out_unmount;
 	dsfs_fresh_start(fs, se, &fresh);

@@ -111,9 +111,10 @@ static void usage(const char *prog)
 	       "    -o verify              hash cached data, check it on every read\n"
 	       "    -o direct_io           no kernel page cache: every read comes\n"
 	       "                           to dsfs (for data changed under readers)\n"
-	       "    -o push=on|off         with a plan, copy fetched files into the\n"
-	       "                           kernel's page cache ahead of the loader\n"
-	       "                           (default on)\n"
+	       "    -o push=MODE           with a plan, copy fetched files into the\n"
+	       "                           kernel's page cache ahead of the loader:\n"
+	       "                           on, off or auto (default: on unless a\n"
+	       "                           memory cgroup leaves no room for it)\n"
 	       "    -o stats=WHO           private (root and the mounting user) or\n"
 	       "                           public (default private)\n"
 	       "\n"
@@ -302,9 +303,9 @@ static int validate_cache(struct dsfs_opts *o)
 {
 	static const char *const hp[] = { "auto", "require", "off", NULL };
 	static const char *const who[] = { "private", "public", NULL };
-	static const char *const onoff[] = { "off", "on", NULL };
+	static const char *const pushes[] = { "off", "on", "auto", NULL };
 	uint64_t mem = phys_mem(), size = o->cache.size;
-	int h = (int)o->cache.hugepages, pub = 0, push = 1;
+	int h = (int)o->cache.hugepages, pub = 0, push = DSFS_PUSH_AUTO;
 
 	if (check_size("cache_size", o->cache_size_s, mem, 1, mem, &size) ||
 	    check_word("hugepages", o->hugepages_s, hp, &h) ||
@@ -315,7 +316,7 @@ static int validate_cache(struct dsfs_opts *o)
 	    check_size("readahead_max", o->readahead_max_s, 0, 0, 1ull << 30,
 		       &o->readahead_max) ||
 	    check_word("stats", o->stats_s, who, &pub) ||
-	    check_word("push", o->push_s, onoff, &push))
+	    check_word("push", o->push_s, pushes, &push))
 		return -1;
 	if (size < DSFS_PAGE_SIZE) {
 		fprintf(stderr, "dsfs: cache_size=%s: too small; give at least 4K\n",
@@ -329,7 +330,7 @@ static int validate_cache(struct dsfs_opts *o)
 		return -1;
 	o->cache.hugepages = (enum dsfs_hugepages)h;
 	o->stats_public = pub == 1;
-	o->push = push == 1;
+	o->push = (enum dsfs_push_mode)push;
 	return 0;
 }
 

@@ -12,6 +12,14 @@
  * loader that looks each name up just before its open gets its reads served
  * from the cache instead, as without push.
  *
+ * A chunk fetched before the kernel knew its file (a plan that starts at
+ * mount, before the loader lists its data set) is parked; when a listing
+ * (READDIRPLUS) then names the file, it is pushed a few milliseconds later,
+ * once the kernel has made the inode from that reply.  Parking is bounded
+ * (a set-associative table sized for a lead of 64 KiB samples, 48 bytes a
+ * chunk, at most 12 MiB): what it loses, like files only ever looked up by
+ * name, is served from the cache by READs instead.
+ *
  * The plan keeps seeing the loader: the scheduler leaves every
  * DSFS_SCHED_SENTINEL-th sample of its order unpushed (scheduler.h), whose
  * reads still come as READs and move the tracker along.
@@ -25,8 +33,9 @@
  * bytes within the size the kernel was last told (never extending it).
  *
  * Threads: dsfs_push_offer() from the I/O engine's thread (completions of
- * planned reads), which only queues, never blocking; one push thread does
- * the copies.  `lock` protects the queue and `stop`.
+ * planned reads) and dsfs_push_listed() from FUSE workers (READDIRPLUS)
+ * only queue, never blocking on a copy; one push thread does the copies.
+ * `lock` protects the queues, the parking table and `stop`.
  */
 #include "config.h"
 
@@ -34,16 +43,30 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dsfs.h"
 #include "inodes.h"
 #include "log.h"
 
-#define QUEUE 4096 /* chunks waiting; more are dropped (counted) */
+#define QUEUE 4096	/* chunks waiting; more are dropped (counted) */
+#define WAYS 4		/* the parking table is 4-way set associative */
+#define LATER_NS 5000000ull /* a listed file's push waits 5 ms for the
+			       kernel to make its inode */
+#define TRIES 3		/* pushes of a listed file the kernel lacks */
 
 struct item {
 	uint64_t dev, ino, chunk, size;
-	uint32_t len;
+	uint64_t after;		/* the entry's next use once pushed */
+	uint64_t due_ns;	/* in `later`: not before (CLOCK_MONOTONIC) */
+	uint32_t len;		/* 0: an empty parking slot */
+	uint32_t tries;
+};
+
+/* A FIFO of items. */
+struct ring {
+	struct item q[QUEUE];
+	unsigned head, len;
 };
 
 struct dsfs_push {
@@ -52,20 +75,92 @@ struct dsfs_push {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	struct item q[QUEUE];		/* protected by lock */
-	unsigned head, len;		/* protected by lock */
+	struct ring now, later;		/* protected by lock */
+	struct item *park;		/* park_sets * WAYS; protected by lock */
+	uint64_t park_sets;
 	bool waiting, stop, started;	/* protected by lock */
 };
 
+enum pushed { PUSH_DONE, PUSH_NO_INODE, PUSH_KERNEL_LACKS };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool ring_put(struct ring *r, const struct item *it)
+{
+	if (r->len == QUEUE)
+		return false;
+	r->q[(r->head + r->len++) % QUEUE] = *it;
+	return true;
+}
+
+static struct item *ring_head(struct ring *r)
+{
+	return r->len ? &r->q[r->head] : NULL;
+}
+
+static void ring_pop(struct ring *r)
+{
+	r->head = (r->head + 1) % QUEUE;
+	r->len--;
+}
+
+/* The parking set of a chunk: WAYS slots. */
+static struct item *park_set(struct dsfs_push *p, uint64_t dev, uint64_t ino,
+			     uint64_t chunk)
+{
+	uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^ (ino * 0xc2b2ae3d27d4eb4full) ^
+		     (chunk * 0x165667b19e3779f9ull);
+
+	return &p->park[((h ^ (h >> 29)) % p->park_sets) * WAYS];
+}
+
+/* The parked item of a chunk, or NULL. */
+static struct item *park_find(struct dsfs_push *p, uint64_t dev, uint64_t ino,
+			      uint64_t chunk)
+{
+	struct item *set = park_set(p, dev, ino, chunk);
+	unsigned w;
+
+	for (w = 0; w < WAYS; w++)
+		if (set[w].len && set[w].dev == dev && set[w].ino == ino &&
+		    set[w].chunk == chunk)
+			return &set[w];
+	return NULL;
+}
+
+/* Park it: in a free way of its set, else over the one parked first. */
+static void park_put(struct dsfs_push *p, const struct item *it)
+{
+	struct item *set = park_set(p, it->dev, it->ino, it->chunk), *old = set;
+	unsigned w;
+
+	for (w = 0; w < WAYS && set[w].len; w++)
+		if (set[w].due_ns < old->due_ns)
+			old = &set[w];
+	if (w < WAYS)
+		old = &set[w];
+	else /* the older one is lost: its file's reads come to the daemon */
+		dsfs_count(&p->fs->counters.push_skipped, 1);
+	*old = *it;
+	old->due_ns = now_ns(); /* here: when parked */
+}
+
 /* Copy one chunk into the kernel's page cache, if the kernel holds the
  * file and the cache still has the chunk. */
-static void push_one(struct dsfs_push *p, const struct item *it)
+static enum pushed push_one(struct dsfs_push *p, const struct item *it)
 {
 	struct dsfs_fs *fs = p->fs;
 	struct dsfs_cache_key k = { it->dev, it->ino, it->chunk };
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(it->len);
 	struct dsfs_cache_entry *e;
 	struct dsfs_inode *in;
+	enum pushed ret = PUSH_DONE;
 	uint64_t gen, nodeid;
 	int err;
 
@@ -73,8 +168,14 @@ static void push_one(struct dsfs_push *p, const struct item *it)
 	 * (see the file comment); the writev of the push is a full barrier
 	 * itself. */
 	gen = __atomic_load_n(&fs->fresh_gen, __ATOMIC_SEQ_CST);
-	in = gen & 1 ? NULL : dsfs_inodes_find_ref(fs->inodes, it->dev, it->ino);
-	if (!in || !S_ISREG(in->type) ||
+	if (gen & 1) {
+		dsfs_count(&fs->counters.push_skipped, 1);
+		return PUSH_DONE;
+	}
+	in = dsfs_inodes_find_ref(fs->inodes, it->dev, it->ino);
+	if (!in)
+		return PUSH_NO_INODE;
+	if (!S_ISREG(in->type) ||
 	    __atomic_load_n(&in->size, __ATOMIC_RELAXED) != it->size) {
 		dsfs_count(&fs->counters.push_skipped, 1);
 		goto out;
@@ -95,8 +196,12 @@ static void push_one(struct dsfs_push *p, const struct item *it)
 		if (!err) {
 			dsfs_count(&fs->counters.push_bytes, it->len);
 			dsfs_count(&fs->counters.pushes, 1);
+			/* Its planned read will not reach the cache. */
+			dsfs_cache_set_after(fs->cache, e, it->after);
+		} else if (err == -ENOENT) {
+			/* not made yet from a listing, or forgotten */
+			ret = PUSH_KERNEL_LACKS;
 		} else {
-			/* -ENOENT: the kernel forgot the inode meanwhile */
 			dsfs_count(&fs->counters.push_skipped, 1);
 		}
 	}
@@ -105,27 +210,80 @@ static void push_one(struct dsfs_push *p, const struct item *it)
 		fuse_lowlevel_notify_inval_inode(p->se, nodeid, 0, 0);
 out:
 	dsfs_inodes_unref(fs->inodes, in, 1);
+	return ret;
+}
+
+/* After push_one, with p->lock held: park what the kernel has no inode
+ * for, try a listed file again later, count the rest as skipped. */
+static void push_after_locked(struct dsfs_push *p, struct item *it,
+			      enum pushed r)
+{
+	if (r == PUSH_NO_INODE) {
+		park_put(p, it);
+		return;
+	}
+	if (r == PUSH_KERNEL_LACKS) {
+		it->due_ns = now_ns() + LATER_NS;
+		if (++it->tries < TRIES && ring_put(&p->later, it))
+			return;
+		dsfs_count(&p->fs->counters.push_skipped, 1);
+	}
+}
+
+/* Take the next item due off its queue: false when none is (*wait: the
+ * nanoseconds until the first one waiting is, 0 if none waits). */
+static bool take_locked(struct dsfs_push *p, struct item *it, uint64_t *wait)
+{
+	struct item *h = ring_head(&p->now);
+	uint64_t t;
+
+	*wait = 0;
+	if (h) {
+		*it = *h;
+		ring_pop(&p->now);
+		return true;
+	}
+	h = ring_head(&p->later);
+	if (!h)
+		return false;
+	t = now_ns();
+	if (h->due_ns > t) {
+		*wait = h->due_ns - t;
+		return false;
+	}
+	*it = *h;
+	ring_pop(&p->later);
+	return true;
 }
 
 static void *push_thread(void *arg)
 {
 	struct dsfs_push *p = arg;
+	struct timespec ts;
 	struct item it;
+	uint64_t wait;
+	enum pushed r;
 
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
-		if (!p->len) {
-			p->waiting = true;
-			pthread_cond_wait(&p->wake, &p->lock);
-			p->waiting = false;
+		if (take_locked(p, &it, &wait)) {
+			pthread_mutex_unlock(&p->lock);
+			r = push_one(p, &it);
+			pthread_mutex_lock(&p->lock);
+			push_after_locked(p, &it, r);
 			continue;
 		}
-		it = p->q[p->head];
-		p->head = (p->head + 1) % QUEUE;
-		p->len--;
-		pthread_mutex_unlock(&p->lock);
-		push_one(p, &it);
-		pthread_mutex_lock(&p->lock);
+		p->waiting = true;
+		if (wait) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			wait += (uint64_t)ts.tv_nsec;
+			ts.tv_sec += (time_t)(wait / 1000000000u);
+			ts.tv_nsec = (long)(wait % 1000000000u);
+			pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+		} else {
+			pthread_cond_wait(&p->wake, &p->lock);
+		}
+		p->waiting = false;
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -142,14 +300,25 @@ int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 		return -ENOMEM;
 	p->fs = fs;
 	p->se = se;
+	/* Room to park a lead's worth of samples of 64 KiB or more. */
+	p->park_sets = (fs->opts.lead_max < fs->arena.size ? fs->opts.lead_max :
+			fs->arena.size) / (64u << 10) / WAYS;
+	if (p->park_sets < 1024)
+		p->park_sets = 1024;
+	if (p->park_sets > 65536)
+		p->park_sets = 65536;
+	p->park = calloc(p->park_sets * WAYS, sizeof(*p->park));
+	if (!p->park) {
+		free(p);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->wake, NULL);
 	err = dsfs_io_spawn(&p->thread, "dsfs-push", push_thread, p);
 	if (err) {
-		dsfs_warn("push: cannot start its thread (%s): planned data is served by reads only",
-			  strerror(-err));
 		pthread_cond_destroy(&p->wake);
 		pthread_mutex_destroy(&p->lock);
+		free(p->park);
 		free(p);
 		return err;
 	}
@@ -159,19 +328,37 @@ int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 }
 
 void dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
-		     uint32_t len, uint64_t size)
+		     uint32_t len, uint64_t size, uint64_t after)
 {
-	bool wake;
+	struct item it = { k->dev, k->ino, k->chunk, size, after, 0, len, 0 };
+	bool wake, queued;
 
 	pthread_mutex_lock(&p->lock);
-	if (p->stop || p->len == QUEUE) {
-		pthread_mutex_unlock(&p->lock);
+	queued = !p->stop && ring_put(&p->now, &it);
+	wake = queued && p->waiting;
+	pthread_mutex_unlock(&p->lock);
+	if (!queued)
 		dsfs_count(&p->fs->counters.push_skipped, 1);
-		return;
+	else if (wake)
+		pthread_cond_signal(&p->wake);
+}
+
+void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino)
+{
+	struct item *slot;
+	uint64_t c, due = 0;
+	bool wake = false;
+
+	pthread_mutex_lock(&p->lock);
+	for (c = 0; (slot = park_find(p, dev, ino, c)); c++) {
+		if (!due)
+			due = now_ns() + LATER_NS;
+		slot->due_ns = due;
+		if (!ring_put(&p->later, slot))
+			dsfs_count(&p->fs->counters.push_skipped, 1);
+		slot->len = 0;
+		wake = p->waiting && !p->stop;
 	}
-	p->q[(p->head + p->len++) % QUEUE] = (struct item){
-		k->dev, k->ino, k->chunk, size, len };
-	wake = p->waiting;
 	pthread_mutex_unlock(&p->lock);
 	if (wake)
 		pthread_cond_signal(&p->wake);
@@ -196,5 +383,6 @@ void dsfs_push_free(struct dsfs_push *p)
 	dsfs_push_stop(p);
 	pthread_cond_destroy(&p->wake);
 	pthread_mutex_destroy(&p->lock);
+	free(p->park);
 	free(p);
 }

@@ -81,6 +81,7 @@ struct fetch {
 	struct dsfs_cache_entry *e;
 	struct dsfs_cache_key k;
 	uint64_t size;		/* the file's */
+	uint64_t after;		/* see cfg.filled */
 	uint32_t len;		/* the chunk's */
 	bool filled;		/* tell cfg.filled when read whole */
 };
@@ -103,7 +104,8 @@ static void fetch_done(void *arg, int result)
 	dsfs_cache_fill_done(s->cfg.cache, f->e, result);
 	dsfs_cache_unpin(s->cfg.cache, f->e);
 	if (f->filled && result == (int)f->len)
-		s->cfg.filled(s->cfg.filled_arg, &f->k, f->len, f->size);
+		s->cfg.filled(s->cfg.filled_arg, &f->k, f->len, f->size,
+			      f->after);
 	if (result > 0)
 		__atomic_add_fetch(&s->prefetch_bytes, (uint64_t)result,
 				   __ATOMIC_RELAXED);
@@ -169,7 +171,8 @@ static int adopt_fd(void *arg, const struct dsfs_fdkey *key)
  */
 static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 		       const struct dsfs_fdkey *key, int *fd, uint64_t size,
-		       uint64_t chunk, uint64_t when, bool filled)
+		       uint64_t chunk, uint64_t when, uint64_t after,
+		       bool filled)
 {
 	struct dsfs_cache_key k = { key->dev, key->ino, chunk };
 	uint64_t start = chunk << DSFS_CHUNK_SHIFT;
@@ -196,7 +199,8 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 	}
 	if (req->fd.fd == *fd)
 		*fd = -1; /* the pool owns it now */
-	*f = (struct fetch){ s, e, k, size, len, filled && s->cfg.filled };
+	*f = (struct fetch){ s, e, k, size, after, len,
+			     filled && s->cfg.filled };
 	req->buf = dsfs_cache_data(s->cfg.cache, e);
 	req->off = start;
 	req->len = dsfs_cache_capacity(e);
@@ -209,6 +213,13 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 		batch_flush(s, b);
 	return 0;
 }
+
+/* What the scheduler thread fetches next. */
+struct pick {
+	struct srank *r;
+	uint64_t pos, idx, when, size, epoch;
+	uint64_t after;		/* dsfs_tracker_use_after */
+};
 
 /*
  * A sample the scheduler thread opened, with what fstat said of it: opened
@@ -279,14 +290,13 @@ static void settle_sample(struct dsfs_sched *s, uint64_t idx,
 			   open_sample(s, idx, o) ? NULL : &o->st);
 }
 
-/* Fetch every chunk of sample idx, at position pos of its rank's order,
- * next read at `when`, through o's open if it holds idx.  Called without
- * s->lock.  -ENOSPC as fetch_chunk, else 0. */
+/* Fetch every chunk of the sample pk picked through o's open if it holds
+ * it.  Called without s->lock.  -ENOSPC as fetch_chunk, else 0. */
 static int fetch_sample(struct dsfs_sched *s, struct batch *b,
-			struct opened *o, uint64_t idx, uint64_t pos,
-			uint64_t when)
+			struct opened *o, const struct pick *pk)
 {
-	bool filled = pos % DSFS_SCHED_SENTINEL != 0;
+	bool filled = pk->pos % DSFS_SCHED_SENTINEL != 0;
+	uint64_t idx = pk->idx;
 	struct dsfs_fdkey key;
 	uint64_t c, size;
 	int err = 0;
@@ -300,8 +310,8 @@ static int fetch_sample(struct dsfs_sched *s, struct batch *b,
 					   (uint32_t)o->flags };
 		size = (uint64_t)o->st.st_size;
 		for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
-			err = fetch_chunk(s, b, &key, &o->fd, size, c, when,
-					  filled);
+			err = fetch_chunk(s, b, &key, &o->fd, size, c,
+					  pk->when, pk->after, filled);
 	}
 	opened_close(o);
 	return err;
@@ -370,12 +380,6 @@ static bool rank_update_locked(struct dsfs_sched *s, struct srank *r)
 	return true;
 }
 
-/* What the scheduler thread fetches next. */
-struct pick {
-	struct srank *r;
-	uint64_t pos, idx, when, size, epoch;
-};
-
 /*
  * The next sample to fetch: of the ranks following a plan, not blocked and
  * within their share of the lead budget, the one whose next sample is read
@@ -406,7 +410,8 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 			continue;
 		*pk = (struct pick){ r, r->fetched, idx, when,
 				     dsfs_layout_size(s->cfg.layout, idx),
-				     r->epoch };
+				     r->epoch,
+				     dsfs_tracker_use_after(r->t, idx, r->fetched) };
 	}
 	if (!pk->r)
 		return false;
@@ -537,7 +542,7 @@ static void *sched_thread(void *arg)
 		settle = UINT64_MAX;
 		if (next_locked(s, &pk, &settle)) {
 			pthread_mutex_unlock(&s->lock);
-			err = fetch_sample(s, &b, &o, pk.idx, pk.pos, pk.when);
+			err = fetch_sample(s, &b, &o, &pk);
 			pthread_mutex_lock(&s->lock);
 			if (err == -ENOSPC)
 				refused_locked(s, &pk);

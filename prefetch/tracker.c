@@ -559,6 +559,15 @@ uint64_t dsfs_tracker_next_use(const struct dsfs_tracker *t, uint64_t idx)
 	return DSFS_TRACKER_NEVER;
 }
 
+uint64_t dsfs_tracker_use_after(const struct dsfs_tracker *t, uint64_t idx,
+				uint64_t pos)
+{
+	if (idx >= t->n || !following(t) || pos >= t->cur.count ||
+	    !next_known(t) || t->next.inv[idx] == NO_POS)
+		return DSFS_TRACKER_NEVER;
+	return dsfs_tracker_time(t, t->cur.count + t->next.inv[idx]);
+}
+
 void dsfs_tracker_state(const struct dsfs_tracker *t,
 			struct dsfs_tracker_state *st)
 {

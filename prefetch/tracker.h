@@ -201,6 +201,16 @@ uint64_t dsfs_tracker_time(const struct dsfs_tracker *t, uint64_t pos);
  */
 uint64_t dsfs_tracker_next_use(const struct dsfs_tracker *t, uint64_t idx);
 
+/*
+ * Plan time of idx's read after the one at position pos of the current
+ * epoch: its position in the next epoch, if that order is computed; else
+ * (or pos past the current epoch) DSFS_TRACKER_NEVER.  For a read the
+ * daemon will not see (pushed into the page cache): its entry's next use.
+ * Repeats within an epoch are not looked for.  O(1).
+ */
+uint64_t dsfs_tracker_use_after(const struct dsfs_tracker *t, uint64_t idx,
+				uint64_t pos);
+
 /* Snapshot of the tracker.  O(1). */
 void dsfs_tracker_state(const struct dsfs_tracker *t,
 			struct dsfs_tracker_state *st);

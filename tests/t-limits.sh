@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-limits: under a memory cgroup close to cache_size, with io_uring disabled, and with the hugepage pool shrunk while mounted, dsfs serves every byte right or refuses the mount with a clear message.
+# t-limits: under a memory cgroup close to cache_size (push=auto then off), with io_uring disabled, and with the hugepage pool shrunk while mounted, dsfs serves every byte right or refuses the mount with a clear message.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -38,6 +38,10 @@ if [[ -w /sys/fs/cgroup/memory ]]; then
 	say "refused: $(cat "$WORK/err")"
 	# One that fits serves every byte, and the daemon is not killed.
 	DSFS_CGROUP=$CG mount_dsfs "$SRC" "$MNT" -o cache_size=24M,hugepages=off
+	# 96 MiB less the cache and the daemon's 64 leave no room to push a
+	# lead of 12 MiB into the page cache (push=auto).
+	log_has "$MNT" "push: off: the memory cgroup limit of 96 MiB" ||
+		fail "push not turned off in a cgroup without room for it"
 	two_passes "memory cgroup"
 	peak=$(cat "$CG/memory.max_usage_in_bytes")
 	say "daemon peak charge $((peak >> 20)) MiB of 96"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-push: with a plan, fetched files of a listed tree are pushed into the kernel's page cache (every chunk of every sample but each eighth), read back byte for byte without reaching the daemon, dropped when the backing file changes; push=off sends every read to the daemon.
+# t-push: with a plan, fetched files of a listed tree are pushed into the kernel's page cache (every chunk of every sample but each eighth; fetched before the listing: once listed), read back byte for byte without reaching the daemon, dropped when the backing file changes; push=off sends every read to the daemon.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -95,6 +95,23 @@ for ((i = 0; i < 50; i++)); do
 	sleep 0.1
 done
 cmp "$WORK/new" "$MNT/train/$f" || fail "$f: old bytes after the change"
+unmount_dsfs "$MNT"
+
+say "plan from the mount, fetched before the listing: pushed once listed"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+mount_dsfs "$SRC" "$MNT" -o "cache_size=64M,$PLAN"
+wait_for '$(stat_of prefetch_bytes) == total'
+pushes=$(stat_of pushes)
+((pushes == 0)) || fail "$pushes chunks pushed before the kernel knew a file"
+find "$MNT/train" -type f >/dev/null
+wait_for '$(stat_of pushes) + $(stat_of push_skipped) >= want'
+pushes=$(stat_of pushes)
+say "$pushes chunks pushed of $want after the listing"
+((pushes == want)) || fail "pushed $pushes chunks after the listing, expected $want"
+check_order || fail "bytes differ after a push on listing"
+reads=$(stat_of reads)
+((reads <= files / 8 + 8)) || fail "$reads READs for $files files after the listing"
 unmount_dsfs "$MNT"
 
 say "push=off: the same reads all reach the daemon"

@@ -4,7 +4,8 @@
  * as often as an offline simulation of Belady's MIN rule over the same
  * order, sizes and byte budget; stale planned entries go first, a
  * candidate used later than everything cached is refused, and unplanned
- * entries make way for planned ones.  No mount. */
+ * entries make way for planned ones; a stale entry whose use was served
+ * elsewhere takes the use after it.  No mount. */
 #include "config.h"
 
 #include <errno.h>
@@ -241,9 +242,39 @@ static void test_rules(void)
 	teardown(c);
 }
 
+/* A stale entry whose use was served elsewhere (dsfs_cache_set_after)
+ * takes its later use instead of going first. */
+static void test_after(void)
+{
+	struct dsfs_cache *c = setup(2);
+	struct dsfs_cache_key k = key(0);
+	struct dsfs_cache_entry *e;
+
+	CHECK(touch(c, 0, PAGE, 10) == 0);
+	CHECK(touch(c, 1, PAGE, 50) == 0);
+	CHECK(dsfs_cache_get_at(c, &k, PAGE, DSFS_CACHE_NOFILL,
+				DSFS_CACHE_KEEP, &e) == DSFS_CACHE_HIT);
+	dsfs_cache_set_after(c, e, 30);
+	dsfs_cache_unpin(c, e);
+	/* Time 15: ino 0's use (10) passed; it is next used at 30, so the
+	 * candidate used at 20 evicts the furthest, ino 1 (50). */
+	dsfs_cache_set_now(c, 15);
+	CHECK(touch(c, 2, PAGE, 20) == 0);
+	CHECK(cached(c, 0) && !cached(c, 1));
+	/* A read's new next use cancels it: ino 0 at 40, stale at 45, goes
+	 * first (ino 2 moved on to 70). */
+	CHECK(touch(c, 0, PAGE, 40) == 1);
+	CHECK(touch(c, 2, PAGE, 70) == 1);
+	dsfs_cache_set_now(c, 45);
+	CHECK(touch(c, 3, PAGE, 60) == 0);
+	CHECK(!cached(c, 0) && cached(c, 2) && cached(c, 3));
+	teardown(c);
+}
+
 int main(void)
 {
 	test_rules();
+	test_after();
 	test_matches_min();
 	return UNIT_DONE();
 }

@@ -414,6 +414,37 @@ static void test_recover(void)
 	dsfs_tracker_free(t);
 }
 
+/* use_after: a sample's read after the one at a position of this epoch
+ * is its position in the next epoch's order (the real sampler's), once
+ * that order is computed; NEVER past this epoch. */
+static void test_use_after(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	uint64_t count, count1, p, q, bad = 0;
+	uint32_t *o, *o1;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 5, 1);
+	CHECK(dsfs_tracker_new(&c, N, 0, false, 2, WINDOW, &t) == 0);
+	o = order_of(&c, 2, 0, &count);
+	o1 = order_of(&c, 3, 0, &count1);
+	CHECK(dsfs_tracker_prepare_next(t) == 0);
+	for (q = 0; q < count1; q++) {
+		for (p = 0; p < count && o[p] != o1[q]; p++)
+			;
+		bad += p == count ||
+		       dsfs_tracker_use_after(t, o1[q], p) !=
+			       dsfs_tracker_time(t, count + q);
+	}
+	CHECK(bad == 0);
+	CHECK(dsfs_tracker_time(t, count) == 3 * count);
+	CHECK(dsfs_tracker_use_after(t, o[0], count) == DSFS_TRACKER_NEVER);
+	CHECK(dsfs_tracker_use_after(t, N, 0) == DSFS_TRACKER_NEVER);
+	free(o);
+	free(o1);
+	dsfs_tracker_free(t);
+}
+
 static void test_bad_args(void)
 {
 	struct dsfs_sampler_cfg c;
@@ -443,6 +474,7 @@ int main(void)
 	test_hidden();
 	test_stray_near_end();
 	test_recover();
+	test_use_after();
 	test_bad_args();
 	return UNIT_DONE();
 }
