@@ -95,19 +95,23 @@ struct dsfs_fs {
 	struct dsfs_counters counters;
 };
 
-/* push.c: copy planned chunks into the kernel's page cache as their
- * reads complete (see push.c); after: the chunk's next use once pushed
- * (struct dsfs_sched_cfg's filled).  start: after the session is mounted, before
- * the scheduler; -errno (logged) leaves *out NULL.  offer: any thread,
- * never blocks.  stop: no push after it returns (before the session goes);
- * free: after the I/O engine is gone (no more offers). */
+/*
+ * push.c: copy planned chunks into the kernel's page cache as their reads
+ * complete (see push.c).
+ * start: after the session is mounted, before the scheduler; -errno leaves
+ * *out NULL.
+ * offer: any thread, never blocks; after is the chunk's next use once
+ * pushed (struct dsfs_sched_cfg's filled).
+ * listed: a listing (READDIRPLUS) named this regular file: push what was
+ * parked for it.  Any thread; never blocks on a copy.
+ * stop: no push after it returns (before the session goes); free: after
+ * the I/O engine is gone (no more offers).
+ */
 struct dsfs_push;
 int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 		    struct dsfs_push **out);
 void dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 		     uint32_t len, uint64_t size, uint64_t after);
-/* push.c: a listing (READDIRPLUS) named this regular file: push what was
- * parked for it.  Any thread; never blocks on a copy. */
 void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino);
 void dsfs_push_stop(struct dsfs_push *p);
 void dsfs_push_free(struct dsfs_push *p);

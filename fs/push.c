@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Pushing planned data into the kernel's page cache (-o push, on by
- * default).
+ * Pushing planned data into the kernel's page cache (-o push; on by
+ * default unless a memory cgroup leaves no room, see main.c).
  *
  * A chunk the plan fetched is copied into the kernel's page cache of its
  * file with FUSE_NOTIFY_STORE as soon as its read completes, so that the
@@ -16,8 +16,8 @@
  * mount, before the loader lists its data set) is parked; when a listing
  * (READDIRPLUS) then names the file, it is pushed a few milliseconds later,
  * once the kernel has made the inode from that reply.  Parking is bounded
- * (a set-associative table sized for a lead of 64 KiB samples, 48 bytes a
- * chunk, at most 12 MiB): what it loses, like files only ever looked up by
+ * (a set-associative table sized for a lead of 64 KiB samples, 56 bytes a
+ * chunk, at most 14 MiB): what it loses, like files only ever looked up by
  * name, is served from the cache by READs instead.
  *
  * The plan keeps seeing the loader: the scheduler leaves every
@@ -58,7 +58,8 @@
 struct item {
 	uint64_t dev, ino, chunk, size;
 	uint64_t after;		/* the entry's next use once pushed */
-	uint64_t due_ns;	/* in `later`: not before (CLOCK_MONOTONIC) */
+	uint64_t due_ns;	/* CLOCK_MONOTONIC: in `later`, not before;
+				   parked, when parked */
 	uint32_t len;		/* 0: an empty parking slot */
 	uint32_t tries;
 };
@@ -204,6 +205,8 @@ static enum pushed push_one(struct dsfs_push *p, const struct item *it)
 		} else {
 			dsfs_count(&fs->counters.push_skipped, 1);
 		}
+	} else { /* refilled shorter, or failed verify (the read says) */
+		dsfs_count(&fs->counters.push_skipped, 1);
 	}
 	dsfs_cache_unpin(fs->cache, e);
 	if (__atomic_load_n(&fs->fresh_gen, __ATOMIC_SEQ_CST) != gen)
@@ -274,8 +277,8 @@ static void *push_thread(void *arg)
 			continue;
 		}
 		p->waiting = true;
-		if (wait) {
-			clock_gettime(CLOCK_REALTIME, &ts);
+		if (wait) { /* `wake` runs on CLOCK_MONOTONIC */
+			clock_gettime(CLOCK_MONOTONIC, &ts);
 			wait += (uint64_t)ts.tv_nsec;
 			ts.tv_sec += (time_t)(wait / 1000000000u);
 			ts.tv_nsec = (long)(wait % 1000000000u);
@@ -293,6 +296,7 @@ int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 		    struct dsfs_push **out)
 {
 	struct dsfs_push *p = calloc(1, sizeof(*p));
+	pthread_condattr_t ca;
 	int err;
 
 	*out = NULL;
@@ -313,7 +317,10 @@ int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->wake, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	err = dsfs_io_spawn(&p->thread, "dsfs-push", push_thread, p);
 	if (err) {
 		pthread_cond_destroy(&p->wake);

@@ -223,8 +223,9 @@ mount_dsfs() {
 }
 
 # check_plan_stats MNT EPOCH MIN_READ: `dsfs-stats --json MNT` shows the
-# plan followed: read_bytes >= MIN_READ (the loader's reads all reached the
-# daemon: page caches were cold), hit_bytes >= 95% of read_bytes,
+# plan followed: read_bytes + push_bytes >= MIN_READ (the loader's reads all
+# reached the daemon, page caches being cold, or were pushed into the
+# kernel's page cache ahead of it), hit_bytes >= 95% of read_bytes,
 # plan.mispredictions <= 1% of plan.accesses, plan.epoch == EPOCH and
 # plan.detected "epoch-detected".  Prints the numbers, and what is wrong on
 # stderr; returns 1 if anything is.
@@ -235,13 +236,15 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 epoch, min_read = int(sys.argv[2]), int(sys.argv[3])
 p, read, hit = d["plan"], d["read_bytes"], d["hit_bytes"]
-print("%s: read %d bytes, %d hits (%.1f%%); %d accesses, %d mispredictions; "
+pushed = d.get("push_bytes", 0)
+print("%s: read %d bytes, %d hits (%.1f%%), %d pushed; %d accesses, %d mispredictions; "
       "epoch %d, %s; backing reads %d bytes"
-      % (d["mountpoint"], read, hit, 100 * hit / max(read, 1), p["accesses"],
+      % (d["mountpoint"], read, hit, 100 * hit / max(read, 1), pushed, p["accesses"],
          p["mispredictions"], p["epoch"], p["detected"], d["backing_read_bytes"]))
 bad = []
-if read < min_read:
-    bad.append("read_bytes %d < %d: reads did not reach the daemon" % (read, min_read))
+if read + pushed < min_read:
+    bad.append("read_bytes %d + push_bytes %d < %d: reads did not reach the daemon"
+               % (read, pushed, min_read))
 if hit * 100 < read * 95:
     bad.append("hit_bytes %d < 95%% of read_bytes %d" % (hit, read))
 if p["mispredictions"] * 100 > p["accesses"]:
