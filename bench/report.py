@@ -377,9 +377,9 @@ class Report:
         self.p()
         self.p("Each configuration is a new DataLoader (a new job): the page caches are "
                "dropped before its ImageFolder lists the tree, except for the warm raw XFS "
-               "run, which follows the raw XFS run; the times exclude the listing. A "
-               "DataLoader's first epoch costs more than its later ones even when every "
-               "byte is cached, so target 6 compares first epochs.")
+               "run, which follows the raw XFS run; the times exclude the listing. Target 6 "
+               "compares first epochs of new DataLoaders: dsfs's cold one with the warm "
+               "raw XFS run's.")
         self.p()
         self.p(table(["configuration", "epoch 0 s", "epoch 1 (warm) s",
                       "epoch 0 vs raw XFS warm epoch 0"], rows))
