@@ -130,8 +130,7 @@ int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
 	cfg.io = fs->io;
 	cfg.fdpool = fs->fdpool;
 	cfg.direct_io = &fs->direct_io;
-	cfg.lead_bytes = fs->opts.lead_max < fs->arena.size ?
-			 fs->opts.lead_max : fs->arena.size;
+	cfg.lead_bytes = dsfs_lead_bytes(fs);
 	cfg.depth = fs->opts.io_depth;
 	if (fs->push) {
 		cfg.filled = push_filled;

@@ -167,6 +167,14 @@ size_t dsfs_stats_plan_doc(struct dsfs_fs *fs, char *buf, size_t size);
 void dsfs_reply_doc(fuse_req_t req, size_t size,
 		    size_t (*build)(struct dsfs_fs *fs, char *buf, size_t size));
 
+/* How far ahead of the loaders a plan's prefetch may run: lead_max, at most
+ * the cache (the scheduler's lead_bytes). */
+static inline uint64_t dsfs_lead_bytes(const struct dsfs_fs *fs)
+{
+	return fs->opts.lead_max < fs->arena.size ? fs->opts.lead_max :
+						    fs->arena.size;
+}
+
 /* ctl.c: the plan control channel, getxattr of DSFS_PLAN_XATTR on the mount
  * root (see ctl.c and dsfs(8), PLAN CONTROL). */
 #define DSFS_PLAN_XATTR "user.dsfs.plan"

@@ -283,40 +283,40 @@ int dsfs_inodes_path(const struct dsfs_inode *in, char *buf, size_t size)
 	return 0;
 }
 
-int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
-		     uint64_t *nodeid)
-{
-	uint64_t h = id_hash(dev, ino);
-	struct ishard *s = shard_of(t, h);
-	struct dsfs_inode *in;
-
-	if (dev == t->root->dev && ino == t->root->ino) {
-		*nodeid = FUSE_ROOT_NODEID;
-		return 0;
-	}
-	pthread_mutex_lock(&s->lock);
-	in = find_locked(s, h, dev, ino);
-	if (in)
-		*nodeid = (uint64_t)(uintptr_t)in;
-	pthread_mutex_unlock(&s->lock);
-	return in ? 0 : -ENOENT;
-}
-
-struct dsfs_inode *dsfs_inodes_find_ref(struct dsfs_inodes *t, uint64_t dev,
-					uint64_t ino)
+/* The live inode for (dev, ino), with `refs` more references; NULL if
+ * none.  The root is never freed, and unref ignores it. */
+static struct dsfs_inode *find_live(struct dsfs_inodes *t, uint64_t dev,
+				    uint64_t ino, uint64_t refs)
 {
 	uint64_t h = id_hash(dev, ino);
 	struct ishard *s = shard_of(t, h);
 	struct dsfs_inode *in;
 
 	if (dev == t->root->dev && ino == t->root->ino)
-		return t->root; /* never freed; unref ignores it */
+		return t->root;
 	pthread_mutex_lock(&s->lock);
 	in = find_locked(s, h, dev, ino);
 	if (in)
-		in->refs++;
+		in->refs += refs;
 	pthread_mutex_unlock(&s->lock);
 	return in;
+}
+
+int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
+		     uint64_t *nodeid)
+{
+	struct dsfs_inode *in = find_live(t, dev, ino, 0);
+
+	if (!in)
+		return -ENOENT;
+	*nodeid = dsfs_inodes_nodeid(t, in);
+	return 0;
+}
+
+struct dsfs_inode *dsfs_inodes_find_ref(struct dsfs_inodes *t, uint64_t dev,
+					uint64_t ino)
+{
+	return find_live(t, dev, ino, 1);
 }
 
 uint64_t dsfs_inodes_count(struct dsfs_inodes *t)

@@ -126,8 +126,7 @@ static bool push_wanted(struct dsfs_fs *fs)
 	    dsfs_cgroup_mem_limit(&limit, where, sizeof(where)) ||
 	    limit == UINT64_MAX)
 		return true;
-	lead = fs->opts.lead_max < fs->arena.size ? fs->opts.lead_max :
-						    fs->arena.size;
+	lead = dsfs_lead_bytes(fs);
 	used = CGROUP_HEADROOM +
 	       (fs->arena.kind == DSFS_PAGE_HUGETLB ? 0 : fs->arena.size);
 	if (limit > used && limit - used >= lead)

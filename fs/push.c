@@ -79,6 +79,8 @@ struct dsfs_push {
 	struct ring now, later;		/* protected by lock */
 	struct item *park;		/* park_sets * WAYS; protected by lock */
 	uint64_t park_sets;
+	uint64_t parked;		/* items in park: written under lock,
+					   read relaxed by dsfs_push_listed */
 	bool waiting, stop, started;	/* protected by lock */
 };
 
@@ -135,21 +137,28 @@ static struct item *park_find(struct dsfs_push *p, uint64_t dev, uint64_t ino,
 	return NULL;
 }
 
-/* Park it: in a free way of its set, else over the one parked first. */
+/* Park it: over itself if parked already (fetched again), in a free way
+ * of its set, else over the one parked first. */
 static void park_put(struct dsfs_push *p, const struct item *it)
 {
-	struct item *set = park_set(p, it->dev, it->ino, it->chunk), *old = set;
+	struct item *set = park_set(p, it->dev, it->ino, it->chunk);
+	struct item *slot = park_find(p, it->dev, it->ino, it->chunk);
 	unsigned w;
 
-	for (w = 0; w < WAYS && set[w].len; w++)
-		if (set[w].due_ns < old->due_ns)
-			old = &set[w];
-	if (w < WAYS)
-		old = &set[w];
-	else /* the older one is lost: its file's reads come to the daemon */
-		dsfs_count(&p->fs->counters.push_skipped, 1);
-	*old = *it;
-	old->due_ns = now_ns(); /* here: when parked */
+	if (!slot) {
+		for (w = 0, slot = set; w < WAYS && set[w].len; w++)
+			if (set[w].due_ns < slot->due_ns)
+				slot = &set[w];
+		if (w < WAYS) {
+			slot = &set[w];
+			__atomic_store_n(&p->parked, p->parked + 1,
+					 __ATOMIC_RELAXED);
+		} else { /* the older one is lost: its reads come by READ */
+			dsfs_count(&p->fs->counters.push_skipped, 1);
+		}
+	}
+	*slot = *it;
+	slot->due_ns = now_ns(); /* here: when parked */
 }
 
 /* Copy one chunk into the kernel's page cache, if the kernel holds the
@@ -305,8 +314,7 @@ int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 	p->fs = fs;
 	p->se = se;
 	/* Room to park a lead's worth of samples of 64 KiB or more. */
-	p->park_sets = (fs->opts.lead_max < fs->arena.size ? fs->opts.lead_max :
-			fs->arena.size) / (64u << 10) / WAYS;
+	p->park_sets = dsfs_lead_bytes(fs) / (64u << 10) / WAYS;
 	if (p->park_sets < 1024)
 		p->park_sets = 1024;
 	if (p->park_sets > 65536)
@@ -337,7 +345,8 @@ int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 void dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 		     uint32_t len, uint64_t size, uint64_t after)
 {
-	struct item it = { k->dev, k->ino, k->chunk, size, after, 0, len, 0 };
+	struct item it = { .dev = k->dev, .ino = k->ino, .chunk = k->chunk,
+			   .size = size, .after = after, .len = len };
 	bool wake, queued;
 
 	pthread_mutex_lock(&p->lock);
@@ -356,6 +365,10 @@ void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino)
 	uint64_t c, due = 0;
 	bool wake = false;
 
+	/* Relaxed: nothing parked is the common case (a plan fetching after
+	 * the listing); one parked meanwhile waits for the next listing. */
+	if (!__atomic_load_n(&p->parked, __ATOMIC_RELAXED))
+		return;
 	pthread_mutex_lock(&p->lock);
 	for (c = 0; (slot = park_find(p, dev, ino, c)); c++) {
 		if (!due)
@@ -364,6 +377,7 @@ void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino)
 		if (!ring_put(&p->later, slot))
 			dsfs_count(&p->fs->counters.push_skipped, 1);
 		slot->len = 0;
+		__atomic_store_n(&p->parked, p->parked - 1, __ATOMIC_RELAXED);
 		wake = p->waiting && !p->stop;
 	}
 	pthread_mutex_unlock(&p->lock);

@@ -410,11 +410,11 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 			continue;
 		*pk = (struct pick){ r, r->fetched, idx, when,
 				     dsfs_layout_size(s->cfg.layout, idx),
-				     r->epoch,
-				     dsfs_tracker_use_after(r->t, idx, r->fetched) };
+				     r->epoch, 0 };
 	}
 	if (!pk->r)
 		return false;
+	pk->after = dsfs_tracker_use_after(pk->r->t, pk->idx, pk->pos);
 	if (dsfs_layout_pending(s->cfg.layout, pk->idx)) {
 		*settle = pk->idx; /* its size first: see settle_sample */
 		pk->r = NULL;
