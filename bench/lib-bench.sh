@@ -57,6 +57,32 @@ cpu_seconds() {
 		"/proc/$1/stat"
 }
 
+# busy_seconds: the seconds all CPUs have been busy since boot (the cpu
+# line of /proc/stat: user, nice, system, irq and softirq; not idle,
+# iowait or steal).
+busy_seconds() {
+	awk -v hz="$HZ" '$1 == "cpu" {
+		printf "%.2f\n", ($2 + $3 + $4 + $7 + $8) / hz; exit }' /proc/stat
+}
+
+# fetch_run SET CONFIG PLAN BYTES: the machine's CPU time for dsfs at $MNT
+# (mounted without a plan) to fetch BYTES into its cache with no reader,
+# from the command that gives it PLAN; records busy_s and seconds.
+fetch_run() {
+	local c0 t0=$EPOCHREALTIME got deadline=$((SECONDS + 300))
+
+	c0=$(busy_seconds)
+	getfattr --absolute-names -n "user.dsfs.plan=$3" "$MNT" >/dev/null ||
+		fail "$1 $2: the plan command was refused"
+	while got=$(dsfs_stat backing_read_bytes) && ((got < $4)); do
+		((SECONDS < deadline)) || fail "$1 $2: fetched $got of $4 bytes in 300 s"
+		sleep 0.02
+	done
+	record "$1" "$2" "busy_s=$(awk -v a="$c0" -v b="$(busy_seconds)" \
+		'BEGIN { printf "%.2f", b - a }')" "seconds=$(awk -v a="$t0" \
+		-v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')" "bytes=$got"
+}
+
 # peak_kib PID: the peak resident set (VmHWM) plus the hugetlb pages the
 # process maps, which VmHWM leaves out.
 peak_kib() {

@@ -14,9 +14,10 @@ then sends one command a line on stdin:
 and gets, for a new DataLoader over the ImageFolder ROOT (a fresh generator,
 so epoch E reads the order `dsfs --print-plan` gives for epoch E),
 
-    epoch=E samples=N bytes=B seconds=T
+    epoch=E samples=N bytes=B seconds=T cpu_busy_s=C
 
-a line per epoch, then "done".  The job starts cold: the page caches are
+a line per epoch, then "done" (C: the seconds the machine's CPUs were busy
+during the epoch, all processes, the daemon's included).  The job starts cold: the page caches are
 dropped before the ImageFolder lists ROOT, as when a training job starts,
 lists its data set and reads it; with "warm" nothing is dropped (epoch 0
 then reads what earlier runs left cached).  T covers the epoch only, not
@@ -33,17 +34,26 @@ import loader  # noqa: E402  (tests/loader.py: the loader the tests check)
 from torchvision.datasets import ImageFolder  # noqa: E402
 
 
+def cpu_busy():
+    """Seconds all CPUs have spent busy since boot (/proc/stat: user, nice,
+    system, irq and softirq; not idle, iowait or steal)."""
+    with open("/proc/stat") as f:
+        t = [int(v) for v in f.readline().split()[1:8]]
+    return (t[0] + t[1] + t[2] + t[5] + t[6]) / os.sysconf("SC_CLK_TCK")
+
+
 def epoch(dl, sleep_ms):
-    """One pass over the DataLoader; returns (samples, bytes, seconds)."""
+    """One pass over the DataLoader; returns (samples, bytes, seconds, CPU
+    seconds busy meanwhile, on the whole machine)."""
     n = nbytes = 0
-    t = time.monotonic()
+    t, c = time.monotonic(), cpu_busy()
     for batch in dl:
         for _, data in batch:
             n += 1
             nbytes += len(data)
         if sleep_ms:
             time.sleep(sleep_ms / 1000)
-    return n, nbytes, time.monotonic() - t
+    return n, nbytes, time.monotonic() - t, cpu_busy() - c
 
 
 def serve(a, line):
@@ -56,10 +66,11 @@ def serve(a, line):
     ds = loader.Indexed(ImageFolder(root, loader=loader.read_bytes))
     dl, _ = loader.make_loader(opts, ds)
     for e in range(int(epochs)):
-        n, nbytes, secs = epoch(dl, a.sleep_ms)
+        n, nbytes, secs, busy = epoch(dl, a.sleep_ms)
         if n != len(ds):
             sys.exit("loader-serve.py: %s epoch %d: %d samples of %d" % (root, e, n, len(ds)))
-        print("epoch=%d samples=%d bytes=%d seconds=%.3f" % (e, n, nbytes, secs), flush=True)
+        print("epoch=%d samples=%d bytes=%d seconds=%.3f cpu_busy_s=%.2f" %
+              (e, n, nbytes, secs, busy), flush=True)
     print("done", flush=True)
 
 

@@ -105,6 +105,8 @@ IMG_ROWS = (
     ("dsfs cold, seed plan", "dsfs-cold-t4", 4, "raw-cold-t4"),
     ("dsfs warm", "dsfs-warm-t1", 1, "raw-warm-t1"),
     ("dsfs warm", "dsfs-warm-t4", 4, "raw-warm-t4"),
+    ("dsfs cached, kernel cold", "dsfs-cached-t1", 1, "raw-cold-t1"),
+    ("dsfs cached, kernel cold", "dsfs-cached-t4", 4, "raw-cold-t4"),
     ("dsfs cold, no plan", "noplan-cold-t1", 1, "raw-cold-t1"),
     ("dsfs cold, no plan", "noplan-cold-t4", 4, "raw-cold-t4"),
     ("passthrough_ll cold", "pt-cold-t4", 4, "raw-cold-t4"),
@@ -357,6 +359,19 @@ class Report:
         warm = r.get("loader", "rawwarm-e0", "seconds")
         return warm if warm is not None else r.get("loader", "raw-e1", "seconds")
 
+    def loader_floor(self):
+        """Target 6's floor: the least time a cold epoch can take on this
+        machine's CPUs, against the warm one's, as a ratio: the warm epoch's
+        CPU work plus the fetch's, spread over every CPU."""
+        r = self.r
+        busy = r.get("loader", "rawwarm-e0", "cpu_busy_s")
+        fetch = r.get("loader", "fetch", "busy_s")
+        cpus = r.m("cpus", 0, int)
+        if None in (busy, fetch, cpus):
+            return None
+        warm = self.loader_warm()
+        return ratio(max((busy + fetch) / cpus, warm or 0), warm)
+
     def loader(self):
         r, rows = self.r, []
         warm = self.loader_warm()
@@ -370,7 +385,8 @@ class Report:
                 continue
             rows.append([name, num(e0, "%.2f"),
                          num(r.get("loader", c + "-e1", "seconds"), "%.2f") if e1 else "",
-                         num(ratio(e0, warm), "%.2fx")])
+                         num(ratio(e0, warm), "%.2fx"),
+                         num(r.get("loader", c + "-e0", "cpu_busy_s"), "%.2f")])
         opts = r.meta.get("loader_opts", ["16", "0"])
         self.p("## torch DataLoader: ImageFolder, bytes only, num_workers=2, batch %s, "
                "%s ms of compute per batch" % (opts[0], opts[1]))
@@ -382,7 +398,17 @@ class Report:
                "raw XFS run's.")
         self.p()
         self.p(table(["configuration", "epoch 0 s", "epoch 1 (warm) s",
-                      "epoch 0 vs raw XFS warm epoch 0"], rows))
+                      "epoch 0 vs raw XFS warm epoch 0", "epoch 0 CPU busy s"], rows))
+        self.p()
+        self.p("*CPU busy*: the seconds the machine's %s CPUs were busy during the "
+               "epoch (user, system and interrupts, every process). Reading the tree "
+               "into memory with no reader (dsfs fetching it from the volume, "
+               "`lead_max=100%%`) took %s s of CPU in %s s. A cold epoch does the "
+               "warm one's work and that, at least: on these CPUs it cannot take "
+               "less than %s of the warm epoch (target 6's floor)." % (
+                   r.s("cpus"), num(r.get("loader", "fetch", "busy_s"), "%.2f"),
+                   num(r.get("loader", "fetch", "seconds"), "%.2f"),
+                   num(self.loader_floor(), "%.2fx")))
         self.p()
 
     def targets(self):
@@ -402,15 +428,23 @@ class Report:
                                            num(ratio(g("pt-warm-t4"), g("raw-warm-t4")), "%.2fx")),
                lambda x: x >= 0.9)
         c1 = ratio(g("dsfs-cold-t1"), g("raw-cold-t1"))
+        # The ceiling: the same reader with every byte in dsfs's cache.
+        top1 = ratio(g("dsfs-cached-t1"), g("raw-cold-t1"))
         target("2a", "cold, plan, 1 thread: >= 1.5x raw XFS cold files/s", c1,
-               num(c1, "%.2fx"), lambda x: x >= 1.5)
+               "%s (all cached in dsfs, kernel cold: %s)" % (
+                   num(c1, "%.2fx"), num(top1, "%.2fx")), lambda x: x >= 1.5)
         c4 = ratio(g("dsfs-cold-t4", "MB_per_s"), self.limit())
+        top4 = ratio(g("dsfs-cached-t4", "MB_per_s"), self.limit())
         target("2b", "cold, plan, 4 threads: >= 0.8x the storage limit", c4,
-               num(c4, "%.2fx"), lambda x: x >= 0.8)
+               "%s (all cached in dsfs, kernel cold: %s)" % (
+                   num(c4, "%.2fx"), num(top4, "%.2fx")), lambda x: x >= 0.8)
         st = g("dsfs-cold-rate", "stall_frac")
         target("3", "rate-limited, cold, plan: stall fraction <= 1%", st,
-               "%s (raw XFS %s)" % (num(scaled(st, 0.01), "%.2f%%"),
-                                    num(scaled(g("raw-cold-rate", "stall_frac"), 0.01), "%.2f%%")),
+               "%s (raw XFS %s; the job asks %s MB/s, all cached in dsfs, kernel cold "
+               "gives %s)" % (num(scaled(st, 0.01), "%.2f%%"),
+                              num(scaled(g("raw-cold-rate", "stall_frac"), 0.01), "%.2f%%"),
+                              num(r.get("rate", "job", "rate_MBps")),
+                              num(g("dsfs-cached-t4", "MB_per_s"))),
                lambda x: x <= 0.01, 4)
         sides, hit, own = self.fig["big"]
         kept, mn = sides["dsfs"][3], r.m("min_hit_pct", conv=float)
@@ -423,7 +457,9 @@ class Report:
                lambda x: x >= -1, 1)
         b = ratio(sides["dsfs"][1], sides["raw"][1])
         target("4b", "larger than the cache, same memory: >= 1.5x raw XFS files/s", b,
-               num(b, "%.2fx"), lambda x: x >= 1.5)
+               "%s (all cached in dsfs, kernel cold, 4 threads: %s)" % (
+                   num(b, "%.2fx"), num(ratio(g("dsfs-cached-t4"), sides["raw"][1]), "%.2fx")),
+               lambda x: x >= 1.5)
         first, beyond, allow, files = self.fig["scale"]
         target("5a", "%d files: first planned byte within 10 s" % files, first,
                num(first, "%.2f s"), lambda x: x <= 10)
@@ -432,7 +468,8 @@ class Report:
                lambda x: x < allow, 0)
         e2e = ratio(r.get("loader", "dsfs-e0", "seconds"), self.loader_warm())
         target("6", "DataLoader: cold epoch on dsfs with plan <= 1.2x raw XFS warm", e2e,
-               num(e2e, "%.2fx"), lambda x: x <= 1.2)
+               "%s (CPU floor: %s)" % (num(e2e, "%.2fx"), num(self.loader_floor(), "%.2fx")),
+               lambda x: x <= 1.2)
         self.p("## Targets (issue #6)")
         self.p()
         self.p(table(["#", "target", "measured", "result"], rows))
