@@ -17,12 +17,12 @@ so epoch E reads the order `dsfs --print-plan` gives for epoch E),
     epoch=E samples=N bytes=B seconds=T cpu_busy_s=C
 
 a line per epoch, then "done" (C: the seconds the machine's CPUs were busy
-during the epoch, all processes, the daemon's included).  The job starts cold: the page caches are
-dropped before the ImageFolder lists ROOT, as when a training job starts,
-lists its data set and reads it; with "warm" nothing is dropped (epoch 0
-then reads what earlier runs left cached).  T covers the epoch only, not
-the drop or the listing.  It exits at the end of its input, or with a
-message on the first error.
+during the epoch, every process's, the daemon's included).  The job starts
+cold: the page caches are dropped before the ImageFolder lists ROOT, as
+when a training job starts, lists its data set and reads it; with "warm"
+nothing is dropped (epoch 0 then reads what earlier runs left cached).  T
+covers the epoch only, not the drop or the listing.  It exits at the end
+of its input, or with a message on the first error.
 """
 import argparse
 import os
