@@ -331,11 +331,14 @@ class Report:
                "backing_read_bytes against the bytes its reader read), %s of the "
                "bytes were not read from backing. dsfs's cache held %s MB of its %s "
                "MB at the end of the run (the rest in free page runs between its "
-               "entries); MIN with that capacity hits %s of the bytes." % (
+               "entries); MIN with that capacity hits %s of the bytes. Fetched ahead "
+               "and evicted before any read: %s MB over the %d epochs." % (
                    r.s("min_hit_pct"), num(hit, "%.1f"), num(own, "%.1f%%"),
                    num(scaled(r.m("min_used", 0, float), MB)),
                    num(scaled(r.get("big", "dsfs", "capacity_bytes"), MB)),
-                   num(r.m("min_used", 1, float), "%.2f%%")))
+                   num(r.m("min_used", 1, float), "%.2f%%"),
+                   num(scaled(r.get("big", "dsfs", "evicted_unused_bytes"), MB)),
+                   epochs))
         self.p()
         self.fig["big"] = sides, hit, own
 

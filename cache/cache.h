@@ -71,6 +71,9 @@ enum dsfs_cache_got {
 #define DSFS_CACHE_NOFILL 2u	/* lookup only: -ENOENT when absent */
 #define DSFS_CACHE_FORCE 4u	/* admit even if the frequency test says no
 				   (a planned prefetch knows better) */
+#define DSFS_CACHE_USE 8u	/* the caller hands the bytes on (a read, a
+				   push): an entry filled ahead of any use
+				   (a prefetch) counts as used from then on */
 
 /* NULL on allocation failure. */
 struct dsfs_cache *dsfs_cache_new(const struct dsfs_cache_cfg *cfg);
@@ -167,6 +170,8 @@ struct dsfs_cache_stats {
 	uint64_t entries;		/* holding memory (incl. pinned,
 					   invalidated ones not yet freed) */
 	uint64_t evictions;		/* entries evicted to make room */
+	uint64_t evicted_unused_bytes;	/* of those, bytes fetched ahead and
+					   evicted before any use */
 	uint64_t rejections;		/* admissions refused */
 	uint64_t invalidations;		/* entries dropped as stale */
 	uint64_t verify_failures;

@@ -195,6 +195,8 @@ static int take_found(struct dsfs_cache *c, struct cshard *s,
 		 * must not make every hit write a shared line. */
 		if (!__atomic_load_n(&e->referenced, __ATOMIC_RELAXED))
 			__atomic_store_n(&e->referenced, 1, __ATOMIC_RELAXED);
+		if (flags & DSFS_CACHE_USE)
+			e->unused = false;
 		pthread_mutex_unlock(&s->lock);
 		*out = e;
 		return DSFS_CACHE_HIT;
@@ -273,6 +275,7 @@ static int create(struct dsfs_cache *c, struct cshard *s,
 	e->pins = 1;
 	/* A planned prefetch is wanted soon: spare it one sweep. */
 	e->referenced = (flags & DSFS_CACHE_FORCE) ? 1 : 0;
+	e->unused = !(flags & DSFS_CACHE_USE);
 	link_locked(s, e);
 	pthread_mutex_unlock(&s->lock);
 	dsfs_cache_place(c, e, when);
@@ -479,6 +482,8 @@ void dsfs_cache_get_stats(struct dsfs_cache *c, struct dsfs_cache_stats *s)
 			DSFS_PAGE_SIZE,
 		.entries = __atomic_load_n(&c->nentries, __ATOMIC_RELAXED),
 		.evictions = __atomic_load_n(&c->evictions, __ATOMIC_RELAXED),
+		.evicted_unused_bytes = __atomic_load_n(&c->evicted_unused_bytes,
+							__ATOMIC_RELAXED),
 		.rejections = __atomic_load_n(&c->rejections, __ATOMIC_RELAXED),
 		.invalidations =
 			__atomic_load_n(&c->invalidations, __ATOMIC_RELAXED),

@@ -38,6 +38,7 @@ struct dsfs_cache_entry {
 	uint8_t state;			/* enum entry_state */
 	bool linked;			/* reachable from the index */
 	bool stale;			/* invalidated while FILLING */
+	bool unused;			/* filled ahead, no DSFS_CACHE_USE yet */
 	int error;			/* FAILED: the fill's -errno */
 	/* CLOCK's referenced bit: relaxed atomic, no lock (a hint). */
 	uint8_t referenced;
@@ -93,6 +94,7 @@ struct dsfs_cache {
 					   under policy, read relaxed */
 	uint64_t used_pages;		/* likewise */
 	uint64_t evictions, rejections, invalidations, verify_failures;
+	uint64_t evicted_unused_bytes;
 					/* relaxed atomic counters */
 	struct dsfs_sketch sketch;
 	uint32_t shard_period;		/* accesses per shard per ageing tick;

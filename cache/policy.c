@@ -165,6 +165,9 @@ static bool evictable(const struct dsfs_cache_entry *e)
 static void evict(struct dsfs_cache *c, struct cshard *s,
 		  struct dsfs_cache_entry *e)
 {
+	if (e->unused) /* READY: len is final */
+		__atomic_add_fetch(&c->evicted_unused_bytes, e->len,
+				   __ATOMIC_RELAXED);
 	dsfs_cache_unlink_locked(s, e);
 	pthread_mutex_unlock(&s->lock);
 	dsfs_cache_release(c, e);

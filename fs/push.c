@@ -192,7 +192,8 @@ static enum pushed push_one(struct dsfs_push *p, const struct item *it)
 	}
 	nodeid = dsfs_inodes_nodeid(fs->inodes, in);
 	err = dsfs_cache_get_at(fs->cache, &k, it->len,
-				DSFS_CACHE_NOWAIT | DSFS_CACHE_NOFILL,
+				DSFS_CACHE_NOWAIT | DSFS_CACHE_NOFILL |
+					DSFS_CACHE_USE,
 				DSFS_CACHE_KEEP, &e);
 	if (err != DSFS_CACHE_HIT) {
 		dsfs_count(&fs->counters.push_skipped, 1);

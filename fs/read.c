@@ -284,7 +284,7 @@ static int get_ready(struct dsfs_fs *fs, const struct dsfs_inode *in,
 		     bool *waited, bool *missed)
 {
 	struct dsfs_cache_key k = { in->dev, in->ino, chunk };
-	unsigned flags = DSFS_CACHE_NOWAIT;
+	unsigned flags = DSFS_CACHE_NOWAIT | DSFS_CACHE_USE;
 	int tries, got, err;
 
 	for (tries = 0; tries < 8; tries++) {
@@ -294,7 +294,7 @@ static int get_ready(struct dsfs_fs *fs, const struct dsfs_inode *in,
 			return 0;
 		if (got == DSFS_CACHE_BUSY) { /* another reader's fetch */
 			*waited = true;
-			flags = 0;
+			flags = DSFS_CACHE_USE;
 			continue;
 		}
 		if (got != DSFS_CACHE_FILL) {

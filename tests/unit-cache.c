@@ -183,6 +183,49 @@ static void test_pins(void)
 	teardown(&f);
 }
 
+/* evicted_unused_bytes counts the bytes of entries filled ahead (no
+ * DSFS_CACHE_USE) and evicted before any use, and nothing else. */
+static void test_unused(void)
+{
+	const uint32_t len = 4 * PAGE - 100;
+	struct fixture f;
+	struct dsfs_cache_entry *e;
+	struct dsfs_cache_key k = key(4, 0);
+
+	setup(&f, 4, false);
+	/* Filled ahead, never used: counted when evicted. */
+	CHECK(get_filled(f.cache, key(4, 0), len, 0, 40, &e) == DSFS_CACHE_FILL);
+	dsfs_cache_unpin(f.cache, e);
+	CHECK(get_filled(f.cache, key(4, 1), len,
+			 DSFS_CACHE_FORCE | DSFS_CACHE_USE, 41, &e) ==
+	      DSFS_CACHE_FILL);
+	dsfs_cache_unpin(f.cache, e);
+	CHECK(stats(f.cache).evictions == 1);
+	CHECK(stats(f.cache).evicted_unused_bytes == len);
+	/* Filled by a use (a reader's miss): not counted. */
+	CHECK(get_filled(f.cache, key(4, 2), len, DSFS_CACHE_FORCE, 42, &e) ==
+	      DSFS_CACHE_FILL);
+	dsfs_cache_unpin(f.cache, e);
+	CHECK(stats(f.cache).evictions == 2);
+	CHECK(stats(f.cache).evicted_unused_bytes == len);
+	/* Filled ahead, then used by a hit: not counted either; a hit
+	 * without USE (another prefetch's lookup) does not count as one. */
+	k = key(4, 2);
+	CHECK(dsfs_cache_get(f.cache, &k, len, DSFS_CACHE_NOFILL, &e) ==
+	      DSFS_CACHE_HIT);
+	dsfs_cache_unpin(f.cache, e);
+	CHECK(dsfs_cache_get(f.cache, &k, len,
+			     DSFS_CACHE_NOFILL | DSFS_CACHE_USE, &e) ==
+	      DSFS_CACHE_HIT);
+	dsfs_cache_unpin(f.cache, e);
+	CHECK(get_filled(f.cache, key(4, 3), len, DSFS_CACHE_FORCE, 43, &e) ==
+	      DSFS_CACHE_FILL);
+	dsfs_cache_unpin(f.cache, e);
+	CHECK(stats(f.cache).evictions == 3);
+	CHECK(stats(f.cache).evicted_unused_bytes == len);
+	teardown(&f);
+}
+
 /* Used bytes stay within the arena under a random single-threaded load
  * with pins held across operations. */
 static void test_used_bound(void)
@@ -606,6 +649,7 @@ int main(int argc, char **argv)
 	}
 	test_fill_hit();
 	test_pins();
+	test_unused();
 	test_used_bound();
 	test_waiters();
 	test_invalidate();

@@ -55,6 +55,8 @@ static const struct metric metrics[] = {
 	  "Bytes read from the backing directory." },
 	{ "evictions", "dsfs_evictions_total", COUNTER,
 	  "Cache entries dropped to make room." },
+	{ "evicted_unused_bytes", "dsfs_evicted_unused_bytes_total", COUNTER,
+	  "Bytes fetched ahead of any read and evicted before one." },
 	{ "cache.capacity_bytes", "dsfs_cache_capacity_bytes", GAUGE,
 	  "Memory for cached file data (cache_size)." },
 	{ "cache.used_bytes", "dsfs_cache_used_bytes", GAUGE,

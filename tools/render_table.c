@@ -100,7 +100,9 @@ static void print_cache(const struct dsfs_snap *s)
 	printf(ROW "%s of %s (%.0f%%), %.0f entries\n", "cache", a, b,
 	       cap > 0 ? 100.0 * used / cap : 0.0,
 	       dsfs_snap_num(s, "cache.entries"));
-	printf(ROW "%.0f\n", "evictions", dsfs_snap_num(s, "evictions"));
+	dsfs_human(dsfs_snap_num(s, "evicted_unused_bytes"), a, sizeof(a));
+	printf(ROW "%.0f (%s fetched ahead and never read)\n", "evictions",
+	       dsfs_snap_num(s, "evictions"), a);
 	printf(ROW "%s on NUMA node(s) %s\n", "pages",
 	       dsfs_snap_str(s, "cache.page_kind", k, sizeof(k)),
 	       dsfs_snap_nodes(s, nd, sizeof(nd)));
