@@ -173,8 +173,7 @@ static struct dsfs_inode *find_locked(struct ishard *s, uint64_t h,
 	return in;
 }
 
-static void ref_locked_add(struct dsfs_inodes *t, struct dsfs_inode *in,
-			   uint64_t n)
+void dsfs_inodes_ref(struct dsfs_inodes *t, struct dsfs_inode *in, uint64_t n)
 {
 	struct ishard *s;
 
@@ -224,7 +223,7 @@ struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
 	pthread_mutex_unlock(&s->lock);
 	/* The kernel holds a reference on parent for the whole lookup, so it
 	 * cannot be freed before this one is added. */
-	ref_locked_add(t, parent, 1);
+	dsfs_inodes_ref(t, parent, 1);
 	return fresh;
 }
 

@@ -62,6 +62,9 @@ struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
 					 struct dsfs_inode *parent,
 					 const char *name,
 					 const struct stat *st);
+/* Take n more references on an inode the caller already holds one on. */
+void dsfs_inodes_ref(struct dsfs_inodes *t, struct dsfs_inode *inode,
+		     uint64_t n);
 /* Drop n references (FORGET, or a readdirplus entry that did not fit). */
 void dsfs_inodes_unref(struct dsfs_inodes *t, struct dsfs_inode *inode,
 		       uint64_t n);

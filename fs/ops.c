@@ -169,13 +169,19 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		goto out;
 	}
 	dsfs_fill_entry(fs, &e, in, &st);
+	if (!S_ISREG(st.st_mode)) {
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	/* The kernel may FORGET the inode as soon as it has the reply, so
+	 * hold a reference of our own until the report below is done. */
+	dsfs_inodes_ref(fs->inodes, in, 1);
 	fuse_reply_entry(req, &e);
 	/* An open looks the name up first: report it now, and not again at
 	 * the read from offset 0 that follows (dsfs_op_read). */
-	if (S_ISREG(st.st_mode)) {
-		dsfs_note_access(fs, in);
-		__atomic_store_n(&in->reported, 1, __ATOMIC_RELAXED);
-	}
+	dsfs_note_access(fs, in);
+	__atomic_store_n(&in->reported, 1, __ATOMIC_RELAXED);
+	dsfs_inodes_unref(fs->inodes, in, 1);
 	return;
 out:
 	fuse_reply_err(req, -err);
