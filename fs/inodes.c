@@ -66,7 +66,8 @@ static struct dsfs_inode *inode_alloc(struct dsfs_inode *parent,
 		       (uint64_t)st->st_ctim.tv_nsec;
 	in->ra_next = in->ra_window = 0;
 	in->plan_when = DSFS_CACHE_KEEP; /* no news from the plan yet */
-	in->reported = 0;
+	in->report_seq = 0;
+	in->lookup_unreported = 0;
 	memcpy(in->name, name, len);
 	return in;
 }

@@ -41,8 +41,11 @@ struct dsfs_inode {
 	uint64_t plan_when;		/* plan time of the file's next read
 					   after the latest one reported
 					   (DSFS_CACHE_KEEP: none reported) */
-	uint32_t reported;		/* a lookup reported an open whose
-					   read from offset 0 has not come */
+	uint64_t report_seq;		/* the scheduler's number of the
+					   latest report of an open of this
+					   file, + 1 (0: none) */
+	uint32_t lookup_unreported;	/* a lookup replied to has not
+					   reported its open yet */
 	char name[];			/* "" for the root */
 };
 

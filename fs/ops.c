@@ -96,18 +96,21 @@ static void note_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
 	}
 }
 
-void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in)
+void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in, bool again)
 {
 	char path[PATH_MAX];
 	struct dsfs_sched *sched = dsfs_sched_hold(fs);
-	uint64_t when;
+	uint64_t when, seq = __atomic_load_n(&in->report_seq, __ATOMIC_RELAXED);
 
-	if (sched && !dsfs_inodes_path(in, path, sizeof(path))) {
-		when = dsfs_sched_access(sched, path);
-		/* Relaxed: a hint for the cache, read by this file's next
-		 * reads. */
-		__atomic_store_n(&in->plan_when, when, __ATOMIC_RELAXED);
+	if (!sched || (again && seq && dsfs_sched_recent(sched, seq - 1)) ||
+	    dsfs_inodes_path(in, path, sizeof(path))) {
+		dsfs_sched_unhold(fs);
+		return;
 	}
+	when = dsfs_sched_access(sched, path, &seq);
+	/* Relaxed: hints for this file's next reads. */
+	__atomic_store_n(&in->plan_when, when, __ATOMIC_RELAXED);
+	__atomic_store_n(&in->report_seq, seq + 1, __ATOMIC_RELAXED);
 	dsfs_sched_unhold(fs);
 }
 
@@ -176,11 +179,12 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	/* The kernel may FORGET the inode as soon as it has the reply, so
 	 * hold a reference of our own until the report below is done. */
 	dsfs_inodes_ref(fs->inodes, in, 1);
+	__atomic_store_n(&in->lookup_unreported, 1, __ATOMIC_SEQ_CST);
 	fuse_reply_entry(req, &e);
-	/* An open looks the name up first: report it now, and not again at
-	 * the read from offset 0 that follows (dsfs_op_read). */
-	dsfs_note_access(fs, in);
-	__atomic_store_n(&in->reported, 1, __ATOMIC_RELAXED);
+	/* An open looks the name up first: report it now, unless the read
+	 * from offset 0 that follows (dsfs_op_read) came first and did. */
+	if (__atomic_exchange_n(&in->lookup_unreported, 0, __ATOMIC_SEQ_CST))
+		dsfs_note_access(fs, in, false);
 	dsfs_inodes_unref(fs->inodes, in, 1);
 	return;
 out:

@@ -503,9 +503,12 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	dsfs_readahead_tune(fs); /* opens after READDIRPLUS skip LOOKUP */
 	/* A file opened and read from its start: the plan's signal, unless
-	 * the lookup of this open gave it already. */
-	if (!off && !__atomic_exchange_n(&in->reported, 0, __ATOMIC_RELAXED))
-		dsfs_note_access(fs, in);
+	 * the lookup of this open gave it already.  A lookup still to
+	 * report (its thread has only replied) leaves the report to us. */
+	if (!off)
+		dsfs_note_access(fs, in,
+				 !__atomic_exchange_n(&in->lookup_unreported, 0,
+						      __ATOMIC_SEQ_CST));
 	err = serve_range(fs, in, fsize, (uint64_t)off, size, p, &n, &pos,
 			  &waited, &missed);
 	if (!err && pos < (uint64_t)off + size && n < MAX_CHUNKS_PER_READ &&

@@ -372,10 +372,11 @@ static bool rank_update_locked(struct dsfs_sched *s, struct srank *r)
 			r->fetched = 0;
 		r->epoch = st.epoch;
 		recount = true;
-		/* The next epoch's order gives the samples read now their
-		 * next use (dsfs_tracker_next_use): compute it at once. */
-		dsfs_tracker_prepare_next(r->t);
 	}
+	/* The next epoch's order gives the samples read now their next use
+	 * (dsfs_tracker_next_use): compute it as soon as this epoch is
+	 * followed, the first one included.  O(1) once made. */
+	dsfs_tracker_prepare_next(r->t);
 	lead_move_locked(s, r, st.low, recount);
 	return true;
 }
@@ -959,10 +960,12 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 		pthread_cond_signal(&s->wake);
 }
 
-uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path)
+uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
+			   uint64_t *seq)
 {
 	uint64_t idx, *r, when;
 
+	*seq = __atomic_load_n(&s->reports, __ATOMIC_RELAXED);
 	if (s->prefix_len) {
 		if (strncmp(path, s->cfg.plan->dataset, s->prefix_len - 1) ||
 		    path[s->prefix_len - 1] != '/')
@@ -973,7 +976,9 @@ uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path)
 		return DSFS_CACHE_NEVER;
 	pthread_mutex_lock(&s->lock);
 	r = s->recent[idx % RECENT];
-	s->reports++;
+	/* Relaxed: dsfs_sched_recent reads it without the lock. */
+	__atomic_store_n(&s->reports, s->reports + 1, __ATOMIC_RELAXED);
+	*seq = s->reports;
 	/* seed=discover: an epoch whose first opens were among the last
 	 * REPEAT_WINDOW of the one before loses them here, and its search
 	 * then finds nothing (the next epoch searches again). */
@@ -985,6 +990,12 @@ uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path)
 	when = next_use_locked(s, idx);
 	pthread_mutex_unlock(&s->lock);
 	return when;
+}
+
+bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq)
+{
+	return __atomic_load_n(&s->reports, __ATOMIC_RELAXED) - seq <=
+	       REPEAT_WINDOW;
 }
 
 /* One rank's part of the stats.  Called with s->lock held. */

@@ -104,9 +104,17 @@ void dsfs_sched_stop(struct dsfs_sched *s);
  * The loader opened path (relative to SOURCE); ignored outside the plan's
  * dataset directory.  Returns the plan time of that sample's next read
  * after this one, for dsfs_cache_get_at() on the reader's lookups
- * (DSFS_CACHE_NEVER: not a planned sample, or no plan followed).
+ * (DSFS_CACHE_NEVER: not a planned sample, or no plan followed), and sets
+ * *seq to this report's number, for dsfs_sched_recent().
  */
-uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path);
+uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
+			   uint64_t *seq);
+/*
+ * Whether report seq is among the latest few: one open may be reported
+ * twice (by its lookup and by its first read, in either order), and the
+ * second report of an open changes nothing then.  Any thread, no lock.
+ */
+bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq);
 void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st);
 
 #endif

@@ -377,10 +377,11 @@ stat_of() {
 # read_in_order ROOT LIST: open and read to the end, one after the other,
 # the files LIST names (paths relative to ROOT, one a line), the way a
 # single-worker loader does, with the page caches dropped first (standing
-# for a dataset larger than memory).  Needs /usr/bin/python3.
+# for a dataset larger than memory; DROP_CACHES=1: the page cache only,
+# the dentries stay).  Needs /usr/bin/python3.
 read_in_order() {
 	sync
-	echo 3 >/proc/sys/vm/drop_caches
+	echo "${DROP_CACHES:-3}" >/proc/sys/vm/drop_caches
 	/usr/bin/python3 - "$1" "$2" <<'PYEOF'
 import sys
 root, order = sys.argv[1], sys.argv[2]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); a wrong seed is noticed, logged and stops the prefetch.
+# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not; a wrong seed is noticed, logged and stops the prefetch.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -36,6 +36,34 @@ say "the log has a line per event: the plan, the epoch detected, the next begun"
 log_has "$MNT" "plan: python-shuffle over 800 samples" || fail "no plan line"
 log_has "$MNT" "plan: epoch 0 detected after" || fail "no detection line"
 log_has "$MNT" "plan: epoch 1 begun" || fail "no new epoch line"
+unmount_dsfs "$MNT"
+
+# An open is reported by its lookup, after the reply, or else by its read
+# from offset 0, which may reach dsfs first.  Epoch 1 keeps the dentries:
+# its opens make no lookup, and only the read reports them (push=off: a
+# read from pages pushed into the kernel's cache would reach no one).
+say "every open counts once, lookups or not: epoch 1 with the page cache dropped and the dentries kept"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=128M,push=off,$PLAN"
+read_epoch 0
+acc0=$(stat_of plan.accesses)
+DROP_CACHES=1 read_epoch 1
+acc=$(stat_of plan.accesses) files=$(wc -l <"$WORK/order0")
+# Epoch 1 has no report for the opens of empty files (no lookup, no read);
+# and one of a file opened twice within a few dozen opens (the end of
+# epoch 0, the start of epoch 1) may be taken for the same open's.
+read -r want near < <("$PY" - "$SRC/train" "$WORK/order0" "$WORK/order1" <<'PYEOF'
+import os, sys
+root, o0, o1 = sys.argv[1], [l.rstrip("\n") for l in open(sys.argv[2])], [l.rstrip("\n") for l in open(sys.argv[3])]
+full = {p for p in o1 if os.path.getsize(os.path.join(root, p))}
+pos0 = {p: i for i, p in enumerate(o0)}
+near = sum(1 for q, p in enumerate(o1) if p in full and len(o0) - pos0[p] + q <= 64)
+print(len(full), near)
+PYEOF
+)
+say "$acc0 accesses in epoch 0 (of $files opens), $((acc - acc0)) in epoch 1 ($want of its opens read a byte, $near of them soon after their last)"
+((acc0 == files)) || fail "the plan saw $acc0 of epoch 0's $files opens"
+((acc - acc0 <= want && acc - acc0 >= want - near)) ||
+	fail "the plan saw $((acc - acc0)) of epoch 1's opens, expected $((want - near))-$want"
 unmount_dsfs "$MNT"
 
 say "wrong seed: the plan is abandoned and prefetching stops"
