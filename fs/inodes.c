@@ -67,7 +67,7 @@ static struct dsfs_inode *inode_alloc(struct dsfs_inode *parent,
 	in->ra_next = in->ra_window = 0;
 	in->plan_when = DSFS_CACHE_KEEP; /* no news from the plan yet */
 	in->report_seq = 0;
-	in->lookup_unreported = 0;
+	in->lookup_state = DSFS_LOOKUP_NONE;
 	memcpy(in->name, name, len);
 	return in;
 }

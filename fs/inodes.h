@@ -44,9 +44,20 @@ struct dsfs_inode {
 	uint64_t report_seq;		/* the scheduler's number of the
 					   latest report of an open of this
 					   file, + 1 (0: none) */
-	uint32_t lookup_unreported;	/* a lookup replied to has not
-					   reported its open yet */
+	uint32_t lookup_state;		/* enum dsfs_lookup_state */
 	char name[];			/* "" for the root */
+};
+
+/*
+ * How far the latest lookup of a regular file got in reporting its open to
+ * the plan (dsfs_op_lookup); the open's read from offset 0 reports it
+ * unless the lookup did (dsfs_op_read).
+ */
+enum dsfs_lookup_state {
+	DSFS_LOOKUP_NONE,	/* no lookup since the last read from 0 */
+	DSFS_LOOKUP_REPLIED,	/* replied to, not reported yet */
+	DSFS_LOOKUP_REPORTING,	/* its thread is reporting it */
+	DSFS_LOOKUP_REPORTED,	/* reported; its read from 0 not seen yet */
 };
 
 /* root_st: stat of SOURCE.  NULL on allocation failure. */

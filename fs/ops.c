@@ -96,13 +96,15 @@ static void note_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
 	}
 }
 
-void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in, bool again)
+void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in,
+		      uint64_t within)
 {
 	char path[PATH_MAX];
 	struct dsfs_sched *sched = dsfs_sched_hold(fs);
 	uint64_t when, seq = __atomic_load_n(&in->report_seq, __ATOMIC_RELAXED);
 
-	if (!sched || (again && seq && dsfs_sched_recent(sched, seq - 1)) ||
+	if (!sched ||
+	    (within && seq && dsfs_sched_recent(sched, seq - 1, within)) ||
 	    dsfs_inodes_path(in, path, sizeof(path))) {
 		dsfs_sched_unhold(fs);
 		return;
@@ -137,6 +139,14 @@ static void dsfs_op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 	if (!(conn->capable & FUSE_CAP_POSIX_ACL))
 		dsfs_warn("kernel lacks FUSE POSIX ACL support: ACLs on SOURCE are not enforced through the mount, only mode bits");
+}
+
+/* in->lookup_state from `from` to `to`, unless it is no longer `from`. */
+static bool lookup_state_move(struct dsfs_inode *in, uint32_t from,
+			      uint32_t to)
+{
+	return __atomic_compare_exchange_n(&in->lookup_state, &from, to, false,
+					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -179,12 +189,16 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	/* The kernel may FORGET the inode as soon as it has the reply, so
 	 * hold a reference of our own until the report below is done. */
 	dsfs_inodes_ref(fs->inodes, in, 1);
-	__atomic_store_n(&in->lookup_unreported, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&in->lookup_state, DSFS_LOOKUP_REPLIED,
+			 __ATOMIC_SEQ_CST);
 	fuse_reply_entry(req, &e);
 	/* An open looks the name up first: report it now, unless the read
 	 * from offset 0 that follows (dsfs_op_read) came first and did. */
-	if (__atomic_exchange_n(&in->lookup_unreported, 0, __ATOMIC_SEQ_CST))
-		dsfs_note_access(fs, in, false);
+	if (lookup_state_move(in, DSFS_LOOKUP_REPLIED, DSFS_LOOKUP_REPORTING)) {
+		dsfs_note_access(fs, in, 0);
+		lookup_state_move(in, DSFS_LOOKUP_REPORTING,
+				  DSFS_LOOKUP_REPORTED);
+	}
 	dsfs_inodes_unref(fs->inodes, in, 1);
 	return;
 out:

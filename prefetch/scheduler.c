@@ -27,7 +27,7 @@
 #include "seek.h"
 
 #define RECENT 1024
-#define REPEAT_WINDOW 32
+#define REPEAT_WINDOW DSFS_SCHED_REPEAT
 
 /* One local rank's loader and how far the scheduler got ahead of it. */
 struct srank {
@@ -992,10 +992,9 @@ uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 	return when;
 }
 
-bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq)
+bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq, uint64_t within)
 {
-	return __atomic_load_n(&s->reports, __ATOMIC_RELAXED) - seq <=
-	       REPEAT_WINDOW;
+	return __atomic_load_n(&s->reports, __ATOMIC_RELAXED) - seq <= within;
 }
 
 /* One rank's part of the stats.  Called with s->lock held. */
