@@ -144,11 +144,13 @@ void dsfs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 void dsfs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi);
 /* ops.c: tell the scheduler the loader opened this inode's file, and keep
- * the plan time of its next read in in->plan_when for the cache; not if
- * it was reported within the last `within` reports (0: always report). */
+ * the plan time of its next read in in->plan_when for the cache.  by_lookup:
+ * the open's lookup reported it already; report it again only if that
+ * report is old (the lookup's own read never came: the kernel served it,
+ * and this read is of a later open). */
 struct dsfs_inode;
 void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in,
-		      uint64_t within);
+		      bool by_lookup);
 /* read.c */
 void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		  struct fuse_file_info *fi);

@@ -56,7 +56,6 @@ struct dsfs_inode {
 enum dsfs_lookup_state {
 	DSFS_LOOKUP_NONE,	/* no lookup since the last read from 0 */
 	DSFS_LOOKUP_REPLIED,	/* replied to, not reported yet */
-	DSFS_LOOKUP_REPORTING,	/* its thread is reporting it */
 	DSFS_LOOKUP_REPORTED,	/* reported; its read from 0 not seen yet */
 };
 

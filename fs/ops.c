@@ -96,15 +96,20 @@ static void note_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
 	}
 }
 
+/* A lookup's open reaches its read from offset 0 within this many reports
+ * (other loaders' opens in between), however busy the machine. */
+#define LOOKUP_READ_MAX 1024
+
 void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in,
-		      uint64_t within)
+		      bool by_lookup)
 {
 	char path[PATH_MAX];
 	struct dsfs_sched *sched = dsfs_sched_hold(fs);
 	uint64_t when, seq = __atomic_load_n(&in->report_seq, __ATOMIC_RELAXED);
 
 	if (!sched ||
-	    (within && seq && dsfs_sched_recent(sched, seq - 1, within)) ||
+	    (by_lookup && seq &&
+	     dsfs_sched_recent(sched, seq - 1, LOOKUP_READ_MAX)) ||
 	    dsfs_inodes_path(in, path, sizeof(path))) {
 		dsfs_sched_unhold(fs);
 		return;
@@ -139,14 +144,6 @@ static void dsfs_op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 	if (!(conn->capable & FUSE_CAP_POSIX_ACL))
 		dsfs_warn("kernel lacks FUSE POSIX ACL support: ACLs on SOURCE are not enforced through the mount, only mode bits");
-}
-
-/* in->lookup_state from `from` to `to`, unless it is no longer `from`. */
-static bool lookup_state_move(struct dsfs_inode *in, uint32_t from,
-			      uint32_t to)
-{
-	return __atomic_compare_exchange_n(&in->lookup_state, &from, to, false,
-					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -193,11 +190,17 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			 __ATOMIC_SEQ_CST);
 	fuse_reply_entry(req, &e);
 	/* An open looks the name up first: report it now, unless the read
-	 * from offset 0 that follows (dsfs_op_read) came first and did. */
-	if (lookup_state_move(in, DSFS_LOOKUP_REPLIED, DSFS_LOOKUP_REPORTING)) {
-		dsfs_note_access(fs, in, 0);
-		lookup_state_move(in, DSFS_LOOKUP_REPORTING,
-				  DSFS_LOOKUP_REPORTED);
+	 * from offset 0 that follows (dsfs_op_read) came first and did.  A
+	 * read that comes while this reports takes the state back to NONE
+	 * and reports too: the scheduler drops the repeat. */
+	if (__atomic_load_n(&in->lookup_state, __ATOMIC_SEQ_CST) ==
+	    DSFS_LOOKUP_REPLIED) {
+		uint32_t replied = DSFS_LOOKUP_REPLIED;
+
+		dsfs_note_access(fs, in, false);
+		__atomic_compare_exchange_n(&in->lookup_state, &replied,
+					    DSFS_LOOKUP_REPORTED, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	}
 	dsfs_inodes_unref(fs->inodes, in, 1);
 	return;

@@ -133,29 +133,6 @@ static int submit_fill(struct dsfs_fs *fs, const struct dsfs_inode *in,
 	return err;
 }
 
-/*
- * Whether this read from offset 0 reports its open (dsfs_note_access's
- * `within`).  Its lookup reported it: no, unless that report is older than
- * LOOKUP_READ_MAX reports (the lookup's read never came: the kernel served
- * it, and this read is of a later open).  The lookup has not reported yet,
- * or is reporting now: yes, so that this read finds the next use it brings
- * (the scheduler drops the lookup's report as a repeat).  No lookup: yes,
- * unless this open was reported just now (a repeated read from 0).
- */
-#define LOOKUP_READ_MAX 1024
-static uint64_t report_unless(struct dsfs_inode *in)
-{
-	switch (__atomic_exchange_n(&in->lookup_state, DSFS_LOOKUP_NONE,
-				    __ATOMIC_SEQ_CST)) {
-	case DSFS_LOOKUP_REPORTED:
-		return LOOKUP_READ_MAX;
-	case DSFS_LOOKUP_NONE:
-		return DSFS_SCHED_REPEAT;
-	default:
-		return 0;
-	}
-}
-
 /* The plan's word on the file's next read, for the cache (see
  * dsfs_note_access). */
 static uint64_t plan_when(const struct dsfs_inode *in)
@@ -526,9 +503,15 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	dsfs_readahead_tune(fs); /* opens after READDIRPLUS skip LOOKUP */
 	/* A file opened and read from its start: the plan's signal, unless
-	 * the lookup of this open gave it already. */
+	 * the lookup of this open gave it already.  A lookup that has not
+	 * reported yet leaves it to this read, so that the read finds the
+	 * next use the report brings. */
 	if (!off)
-		dsfs_note_access(fs, in, report_unless(in));
+		dsfs_note_access(fs, in,
+				 __atomic_exchange_n(&in->lookup_state,
+						     DSFS_LOOKUP_NONE,
+						     __ATOMIC_SEQ_CST) ==
+					 DSFS_LOOKUP_REPORTED);
 	err = serve_range(fs, in, fsize, (uint64_t)off, size, p, &n, &pos,
 			  &waited, &missed);
 	if (!err && pos < (uint64_t)off + size && n < MAX_CHUNKS_PER_READ &&

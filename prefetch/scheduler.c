@@ -27,7 +27,7 @@
 #include "seek.h"
 
 #define RECENT 1024
-#define REPEAT_WINDOW DSFS_SCHED_REPEAT
+#define REPEAT_WINDOW 32
 
 /* One local rank's loader and how far the scheduler got ahead of it. */
 struct srank {

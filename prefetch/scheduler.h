@@ -109,11 +109,6 @@ void dsfs_sched_stop(struct dsfs_sched *s);
  */
 uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 			   uint64_t *seq);
-/*
- * One open may be reported twice (by its lookup and by its first read):
- * a sample reported again within DSFS_SCHED_REPEAT reports counts once.
- */
-#define DSFS_SCHED_REPEAT 32
 /* Whether report seq is among the latest `within`.  Any thread, no lock. */
 bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq, uint64_t within);
 void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st);
