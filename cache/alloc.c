@@ -180,16 +180,22 @@ static uint32_t find_fit(const struct dsfs_alloc *a, uint32_t n)
 	return NIL;
 }
 
-int64_t dsfs_alloc_get(struct dsfs_alloc *a, uint32_t n)
+/* The first free run of the highest class holding one, or NIL.  O(1). */
+static uint32_t find_large(const struct dsfs_alloc *a)
 {
-	uint32_t run, size;
+	unsigned fl;
 
-	if (n < 1 || n > DSFS_ALLOC_MAX_PAGES)
-		return -EINVAL;
-	run = find_fit(a, n);
-	if (run == NIL)
-		return -ENOSPC;
-	size = a->tag[run] & ~RUN_FREE;
+	if (!a->fl_map)
+		return NIL;
+	fl = top_bit(a->fl_map);
+	return a->head[fl][top_bit(a->sl_map[fl])];
+}
+
+/* Take n pages from the start of free run `run` (at least n pages). */
+static int64_t take(struct dsfs_alloc *a, uint32_t run, uint32_t n)
+{
+	uint32_t size = a->tag[run] & ~RUN_FREE;
+
 	list_remove(a, run, size);
 	/* The remainder's right neighbour is used (free runs never touch),
 	 * so it goes back without merging. */
@@ -198,6 +204,34 @@ int64_t dsfs_alloc_get(struct dsfs_alloc *a, uint32_t n)
 	set_tags(a, run, n, 0);
 	a->used += n;
 	return run;
+}
+
+int64_t dsfs_alloc_get(struct dsfs_alloc *a, uint32_t n)
+{
+	uint32_t run;
+
+	if (n < 1 || n > DSFS_ALLOC_MAX_PAGES)
+		return -EINVAL;
+	run = find_fit(a, n);
+	return run == NIL ? -ENOSPC : take(a, run, n);
+}
+
+int64_t dsfs_alloc_get_upto(struct dsfs_alloc *a, uint32_t n, uint32_t *got)
+{
+	uint32_t run, size;
+
+	if (n < 1 || n > DSFS_ALLOC_MAX_PAGES)
+		return -EINVAL;
+	run = find_fit(a, n);
+	if (run == NIL) {
+		run = find_large(a);
+		if (run == NIL)
+			return -ENOSPC;
+		size = a->tag[run] & ~RUN_FREE;
+		n = size < n ? size : n;
+	}
+	*got = n;
+	return take(a, run, n);
 }
 
 void dsfs_alloc_put(struct dsfs_alloc *a, uint32_t first, uint32_t n)
@@ -219,18 +253,6 @@ void dsfs_alloc_put(struct dsfs_alloc *a, uint32_t first, uint32_t n)
 		n += right;
 	}
 	list_insert(a, first, n);
-}
-
-uint32_t dsfs_alloc_freed_run(const struct dsfs_alloc *a, uint32_t first,
-			      uint32_t n)
-{
-	uint32_t end = first + n;
-
-	if (first > 0 && (a->tag[first - 1] & RUN_FREE))
-		n += a->tag[first - 1] & ~RUN_FREE;
-	if (end < a->total && (a->tag[end] & RUN_FREE))
-		n += a->tag[end] & ~RUN_FREE;
-	return n;
 }
 
 uint32_t dsfs_alloc_used_pages(const struct dsfs_alloc *a)

@@ -29,10 +29,12 @@ int64_t dsfs_alloc_get(struct dsfs_alloc *a, uint32_t n);
 /* Return a run obtained from dsfs_alloc_get (same first and n). */
 void dsfs_alloc_put(struct dsfs_alloc *a, uint32_t first, uint32_t n);
 
-/* The free run that putting this used run back would make (it and its free
- * neighbours), in pages.  O(1); changes nothing. */
-uint32_t dsfs_alloc_freed_run(const struct dsfs_alloc *a, uint32_t first,
-			      uint32_t n);
+/* Like dsfs_alloc_get, but when no free run of n pages exists, takes up
+ * to n pages of one of the largest free runs instead: first page index and
+ * *got in [1, n], or -ENOSPC when no page is free, -EINVAL.  O(1), as get
+ * (the fallback looks at the head of the highest non-empty class, which
+ * is within a size class of the largest run). */
+int64_t dsfs_alloc_get_upto(struct dsfs_alloc *a, uint32_t n, uint32_t *got);
 
 uint32_t dsfs_alloc_used_pages(const struct dsfs_alloc *a);
 uint32_t dsfs_alloc_total_pages(const struct dsfs_alloc *a);

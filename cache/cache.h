@@ -2,10 +2,11 @@
 /*
  * The cache of file data: an index of entries, each one chunk of one backing
  * file (up to DSFS_CHUNK_SIZE bytes, packed into the arena by the page
- * allocator), with states, pins, waiters, admission and eviction.
+ * allocator in up to DSFS_CACHE_MAX_RUNS runs of pages), with states, pins,
+ * waiters, admission and eviction.
  *
  * Entry life: absent -> FILLING (created by a get that returns
- * DSFS_CACHE_FILL; the caller reads the bytes into dsfs_cache_data() and
+ * DSFS_CACHE_FILL; the caller reads the bytes into dsfs_cache_iov() and
  * calls dsfs_cache_fill_done()) -> READY -> evicted or invalidated.  A failed
  * fill removes the entry and hands the error to every waiter; the next get
  * starts afresh.  Entries are pinned while anyone reads or fills their
@@ -41,11 +42,15 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "arena.h"
 
 #define DSFS_CHUNK_SHIFT 21u
 #define DSFS_CHUNK_SIZE (1u << DSFS_CHUNK_SHIFT) /* 2 MiB */
+/* An entry's memory is at most this many runs of whole pages: a reply or
+ * a read covering one entry needs at most this many iovecs. */
+#define DSFS_CACHE_MAX_RUNS 8u
 
 struct dsfs_cache;
 struct dsfs_cache_entry;
@@ -135,8 +140,16 @@ void dsfs_cache_set_now(struct dsfs_cache *c, uint64_t now);
 void dsfs_cache_set_after(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 			  uint64_t after);
 
-/* Memory of an entry: capacity whole pages, 4 KiB aligned (for O_DIRECT). */
-char *dsfs_cache_data(struct dsfs_cache *c, const struct dsfs_cache_entry *e);
+/*
+ * Memory of an entry: capacity bytes (whole pages) in up to
+ * DSFS_CACHE_MAX_RUNS runs, each 4 KiB aligned and a whole number of pages
+ * long (for O_DIRECT).  dsfs_cache_iov describes the entry's bytes [off,
+ * off + len), clipped to its capacity, as iovecs in order: their count
+ * (0 when off is at or past the capacity or len is 0), at most
+ * DSFS_CACHE_MAX_RUNS.  O(runs).
+ */
+unsigned dsfs_cache_iov(struct dsfs_cache *c, const struct dsfs_cache_entry *e,
+			uint32_t off, uint32_t len, struct iovec *iov);
 uint32_t dsfs_cache_capacity(const struct dsfs_cache_entry *e);
 /* Valid bytes of a READY entry (short at end of file). */
 uint32_t dsfs_cache_len(const struct dsfs_cache_entry *e);
@@ -175,6 +188,8 @@ struct dsfs_cache_stats {
 	uint64_t rejections;		/* admissions refused */
 	uint64_t invalidations;		/* entries dropped as stale */
 	uint64_t verify_failures;
+	uint64_t scattered;		/* entries placed in several runs of
+					   pages (free pages not contiguous) */
 };
 void dsfs_cache_get_stats(struct dsfs_cache *c, struct dsfs_cache_stats *s);
 

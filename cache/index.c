@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
 #include "internal.h"
@@ -243,7 +244,7 @@ static int create(struct dsfs_cache *c, struct cshard *s,
 		  uint32_t est, unsigned flags, uint64_t when,
 		  struct dsfs_cache_entry **out)
 {
-	uint32_t npages = (len + DSFS_PAGE_SIZE - 1) / DSFS_PAGE_SIZE, first;
+	uint32_t npages = (len + DSFS_PAGE_SIZE - 1) / DSFS_PAGE_SIZE;
 	struct dsfs_cache_entry *e = calloc(1, sizeof(*e));
 	int err;
 
@@ -252,8 +253,8 @@ static int create(struct dsfs_cache *c, struct cshard *s,
 	pthread_mutex_lock(&c->policy);
 	if (!dsfs_cache_planned(c, when))
 		when = DSFS_CACHE_NEVER;
-	err = dsfs_cache_reserve(c, npages, est, flags & DSFS_CACHE_FORCE,
-				 when, &first);
+	err = dsfs_cache_reserve(c, e, npages, est, flags & DSFS_CACHE_FORCE,
+				 when);
 	if (err) {
 		pthread_mutex_unlock(&c->policy);
 		free(e);
@@ -262,15 +263,13 @@ static int create(struct dsfs_cache *c, struct cshard *s,
 	pthread_mutex_lock(&s->lock);
 	if (find_locked(s, k, h)) {
 		pthread_mutex_unlock(&s->lock);
-		dsfs_cache_unreserve(c, first, npages);
+		dsfs_cache_unreserve(c, e);
 		pthread_mutex_unlock(&c->policy);
 		free(e);
 		return GET_RETRY;
 	}
 	e->key = *k;
 	e->hash = h;
-	e->first = first;
-	e->npages = npages;
 	e->state = ENTRY_FILLING;
 	e->pins = 1;
 	/* A planned prefetch is wanted soon: spare it one sweep. */
@@ -349,9 +348,38 @@ void dsfs_cache_set_after(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 	pthread_mutex_unlock(&c->policy);
 }
 
-char *dsfs_cache_data(struct dsfs_cache *c, const struct dsfs_cache_entry *e)
+unsigned dsfs_cache_iov(struct dsfs_cache *c, const struct dsfs_cache_entry *e,
+			uint32_t off, uint32_t len, struct iovec *iov)
 {
-	return c->arena->base + (size_t)e->first * DSFS_PAGE_SIZE;
+	uint64_t start, rlen, from, to, end = (uint64_t)off + len;
+	unsigned i, n = 0;
+
+	for (i = 0, start = 0; i < e->nruns && start < end; i++, start += rlen) {
+		rlen = (uint64_t)e->run[i].npages * DSFS_PAGE_SIZE;
+		if (start + rlen <= off)
+			continue;
+		from = off > start ? off - start : 0;
+		to = end < start + rlen ? end - start : rlen;
+		iov[n].iov_base = c->arena->base +
+				  (size_t)e->run[i].first * DSFS_PAGE_SIZE +
+				  from;
+		iov[n++].iov_len = (size_t)(to - from);
+	}
+	return n;
+}
+
+/* XXH3-64 of the entry's first len bytes, run by run. */
+static uint64_t entry_sum(struct dsfs_cache *c,
+			  const struct dsfs_cache_entry *e, uint32_t len)
+{
+	struct iovec iov[DSFS_CACHE_MAX_RUNS];
+	unsigned i, n = dsfs_cache_iov(c, e, 0, len, iov);
+	XXH3_state_t st;
+
+	XXH3_64bits_reset(&st);
+	for (i = 0; i < n; i++)
+		XXH3_64bits_update(&st, iov[i].iov_base, iov[i].iov_len);
+	return XXH3_64bits_digest(&st);
 }
 
 uint32_t dsfs_cache_capacity(const struct dsfs_cache_entry *e)
@@ -374,7 +402,7 @@ void dsfs_cache_fill_done(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 		result = -EIO; /* a caller bug; never expose past the run */
 	/* The filler owns the bytes until READY: hash them unlocked. */
 	if (result >= 0 && c->verify)
-		sum = XXH3_64bits(dsfs_cache_data(c, e), (size_t)result);
+		sum = entry_sum(c, e, (uint32_t)result);
 	pthread_mutex_lock(&s->lock);
 	if (result >= 0 && !e->stale) {
 		e->len = (uint32_t)result;
@@ -419,7 +447,7 @@ int dsfs_cache_verify(struct dsfs_cache *c, const struct dsfs_cache_entry *e)
 {
 	if (!c->verify)
 		return 0;
-	if (XXH3_64bits(dsfs_cache_data(c, e), e->len) == e->sum)
+	if (entry_sum(c, e, e->len) == e->sum)
 		return 0;
 	__atomic_add_fetch(&c->verify_failures, 1, __ATOMIC_RELAXED);
 	return -EIO;
@@ -482,6 +510,7 @@ void dsfs_cache_get_stats(struct dsfs_cache *c, struct dsfs_cache_stats *s)
 			DSFS_PAGE_SIZE,
 		.entries = __atomic_load_n(&c->nentries, __ATOMIC_RELAXED),
 		.evictions = __atomic_load_n(&c->evictions, __ATOMIC_RELAXED),
+		.scattered = __atomic_load_n(&c->scattered, __ATOMIC_RELAXED),
 		.evicted_unused_bytes = __atomic_load_n(&c->evicted_unused_bytes,
 							__ATOMIC_RELAXED),
 		.rejections = __atomic_load_n(&c->rejections, __ATOMIC_RELAXED),

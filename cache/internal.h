@@ -27,7 +27,11 @@ struct dsfs_cache_entry {
 	/* Immutable after creation. */
 	struct dsfs_cache_key key;
 	uint64_t hash;			/* XXH3 of key */
-	uint32_t first, npages;		/* the arena run */
+	uint32_t npages;		/* pages in all runs */
+	uint8_t nruns;			/* 1 .. DSFS_CACHE_MAX_RUNS */
+	struct cache_run {
+		uint32_t first, npages;
+	} run[DSFS_CACHE_MAX_RUNS];	/* the arena runs, in file order */
 	/* Written by fill_done before state becomes READY (under the shard
 	 * lock), read-only afterwards. */
 	uint32_t len;
@@ -95,6 +99,7 @@ struct dsfs_cache {
 	uint64_t used_pages;		/* likewise */
 	uint64_t evictions, rejections, invalidations, verify_failures;
 	uint64_t evicted_unused_bytes;
+	uint64_t scattered;		/* entries placed in several runs */
 					/* relaxed atomic counters */
 	struct dsfs_sketch sketch;
 	uint32_t shard_period;		/* accesses per shard per ageing tick;
@@ -112,10 +117,14 @@ static inline struct cshard *shard_of(struct dsfs_cache *c, uint64_t h)
 void dsfs_cache_unlink_locked(struct cshard *s, struct dsfs_cache_entry *e);
 
 /* policy.c; each with c->policy held. */
-int dsfs_cache_reserve(struct dsfs_cache *c, uint32_t npages, uint32_t est,
-		       bool force, uint64_t when, uint32_t *first);
-void dsfs_cache_unreserve(struct dsfs_cache *c, uint32_t first,
-			  uint32_t npages);
+/* npages of arena in 1 .. DSFS_CACHE_MAX_RUNS runs, into e->run and
+ * e->nruns (e->npages set), making room as the policy allows: 0 or -ENOSPC
+ * (nothing held). */
+int dsfs_cache_reserve(struct dsfs_cache *c, struct dsfs_cache_entry *e,
+		       uint32_t npages, uint32_t est, bool force,
+		       uint64_t when);
+/* Give e's runs back (e itself is the caller's). */
+void dsfs_cache_unreserve(struct dsfs_cache *c, struct dsfs_cache_entry *e);
 /* Give a new entry its next use (DSFS_CACHE_NEVER: unplanned) and put it
  * on the ring or in the heaps; later, move it when its next use changes. */
 void dsfs_cache_place(struct dsfs_cache *c, struct dsfs_cache_entry *e,

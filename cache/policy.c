@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The cache's memory policy (see cache.h): page runs from the allocator,
+ * The cache's memory policy (see cache.h): page runs from the allocator
+ * (an entry takes up to DSFS_CACHE_MAX_RUNS of them, so free pages that
+ * are not contiguous still serve it, and every evicted page counts),
  * next-use eviction of planned entries, CLOCK eviction and frequency-based
  * admission of the others, and ageing of the frequency sketch.
  *
@@ -31,9 +33,8 @@
  * epoch.  Without that, the hit rate of epochs larger than the cache drops
  * well below cache/dataset; with it, the cache keeps a stable set and gets
  * about cache/dataset.  A key read more often than its victim still gets in.
- * Several victims may be needed (sizes differ, or the free pages are not
- * contiguous); each is tested as it comes, and a refusal keeps the ones
- * already evicted evicted.
+ * Several victims may be needed (sizes differ); each is tested as it
+ * comes, and a refusal keeps the ones already evicted evicted.
  *
  * Ageing: every W accesses all counters are halved, W = 10 x the entries
  * the cache holds at the current mean entry size, so that old epochs fade.
@@ -150,9 +151,8 @@ void dsfs_cache_replace(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 void dsfs_cache_release(struct dsfs_cache *c, struct dsfs_cache_entry *e)
 {
 	unfile_entry(c, e);
-	dsfs_alloc_put(c->alloc, e->first, e->npages);
+	dsfs_cache_unreserve(c, e);
 	__atomic_store_n(&c->nentries, c->nentries - 1, __ATOMIC_RELAXED);
-	store_counts(c);
 	free(e);
 }
 
@@ -220,31 +220,25 @@ static bool beyond(int h, const struct dsfs_cache_entry *e, uint64_t bound)
 }
 
 /*
- * Evict an entry of heap h that is evictable and beyond bound (FAR: used
- * later than bound; NEAR: its use passed before bound).  The heap is
- * explored best first, up to HEAP_PROBES entries, never into a subtree
- * whose root is not beyond the bound; entries being filled or read are
- * skipped (they are few: reads and fills in flight).  Of the first
- * FIT_PROBES evictable ones, the best whose freed pages (with the free
- * pages around them) make a run of `need` pages goes; if none does, the
- * best.  Evicting the furthest entry alone often frees pages that are not
- * contiguous with others, and the next victims are then taken for nothing:
- * this keeps the byte budget of the MIN rule nearly whole (see
- * tests/unit-nextuse.c).
+ * Evict the best entry of heap h (FAR: used furthest; NEAR: whose use
+ * passed longest ago) that is evictable and beyond bound (FAR: used later
+ * than bound; NEAR: its use passed before bound).  The heap is explored
+ * best first, up to HEAP_PROBES entries, never into a subtree whose root
+ * is not beyond the bound; entries being filled or read are skipped (they
+ * are few: reads and fills in flight).  Any freed page serves the next
+ * entry (entries take several runs), so the order is MIN's own.
  */
 #define HEAP_PROBES 64
-#define FIT_PROBES HEAP_PROBES
 static enum evict_result evict_heap(struct dsfs_cache *c, int h,
-				    uint64_t bound, uint32_t need)
+				    uint64_t bound)
 {
-	uint32_t open[HEAP_PROBES + 2], nopen = 1, probes, i, best, fits = 0;
+	uint32_t open[HEAP_PROBES + 2], nopen = 1, probes, i, best;
 	struct dsfs_cache_entry *e, *pick = NULL;
 	struct cshard *s;
 	bool ok;
 
 	open[0] = 0;
-	for (probes = 0; probes < HEAP_PROBES && nopen && fits < FIT_PROBES;
-	     probes++) {
+	for (probes = 0; probes < HEAP_PROBES && nopen && !pick; probes++) {
 		for (best = 0, i = 1; i < nopen; i++) { /* few: O(probes) */
 			e = dsfs_nextuse_at(&c->planned, h, open[best]);
 			if (beyond(h, dsfs_nextuse_at(&c->planned, h, open[i]),
@@ -264,15 +258,8 @@ static enum evict_result evict_heap(struct dsfs_cache *c, int h,
 		pthread_mutex_lock(&s->lock);
 		ok = evictable(e);
 		pthread_mutex_unlock(&s->lock);
-		if (!ok)
-			continue;
-		if (!pick)
+		if (ok)
 			pick = e;
-		fits++;
-		if (dsfs_alloc_freed_run(c->alloc, e->first, e->npages) >= need) {
-			pick = e;
-			break;
-		}
 	}
 	if (!pick)
 		return EVICT_NONE;
@@ -302,13 +289,13 @@ static enum evict_result evict_heap(struct dsfs_cache *c, int h,
  * the candidate (Belady's MIN; else the candidate itself would be the
  * victim: refused); for an unplanned candidate, CLOCK with admission only.
  */
-static enum evict_result make_room(struct dsfs_cache *c, uint32_t need,
-				   uint32_t est, bool force, uint64_t when)
+static enum evict_result make_room(struct dsfs_cache *c, uint32_t est,
+				   bool force, uint64_t when)
 {
 	uint64_t now = __atomic_load_n(&c->now, __ATOMIC_RELAXED);
 	enum evict_result r;
 
-	while ((r = evict_heap(c, NEXTUSE_NEAR, now, need)) == EVICT_MOVED)
+	while ((r = evict_heap(c, NEXTUSE_NEAR, now)) == EVICT_MOVED)
 		;
 	if (r == EVICT_DONE)
 		return EVICT_DONE;
@@ -317,20 +304,46 @@ static enum evict_result make_room(struct dsfs_cache *c, uint32_t need,
 	r = evict_one(c, est, true);
 	if (r == EVICT_DONE)
 		return r;
-	return evict_heap(c, NEXTUSE_FAR, when, need) == EVICT_DONE ? EVICT_DONE
+	return evict_heap(c, NEXTUSE_FAR, when) == EVICT_DONE ? EVICT_DONE
 							     : EVICT_REFUSED;
 }
 
-int dsfs_cache_reserve(struct dsfs_cache *c, uint32_t npages, uint32_t est,
-		       bool force, uint64_t when, uint32_t *first)
+/*
+ * Take npages for e in as few runs as the free runs allow, at most
+ * DSFS_CACHE_MAX_RUNS: one run of npages if there is one, else the largest
+ * runs first.  false (nothing taken) when the free pages are too few or
+ * too scattered.  O(DSFS_CACHE_MAX_RUNS).
+ */
+static bool gather(struct dsfs_cache *c, struct dsfs_cache_entry *e,
+		   uint32_t npages)
 {
-	int64_t run;
+	uint32_t left = npages, got;
+	int64_t first;
 
-	for (;;) {
-		run = dsfs_alloc_get(c->alloc, npages);
-		if (run >= 0)
+	if (dsfs_alloc_total_pages(c->alloc) - dsfs_alloc_used_pages(c->alloc) <
+	    npages)
+		return false;
+	e->npages = npages;
+	e->nruns = 0;
+	while (left && e->nruns < DSFS_CACHE_MAX_RUNS) {
+		first = dsfs_alloc_get_upto(c->alloc, left, &got);
+		if (first < 0)
 			break;
-		switch (make_room(c, npages, est, force, when)) {
+		e->run[e->nruns++] = (struct cache_run){ (uint32_t)first, got };
+		left -= got;
+	}
+	if (!left)
+		return true;
+	dsfs_cache_unreserve(c, e);
+	return false;
+}
+
+int dsfs_cache_reserve(struct dsfs_cache *c, struct dsfs_cache_entry *e,
+		       uint32_t npages, uint32_t est, bool force,
+		       uint64_t when)
+{
+	while (!gather(c, e, npages)) {
+		switch (make_room(c, est, force, when)) {
 		case EVICT_DONE:
 			continue;
 		case EVICT_REFUSED:
@@ -341,14 +354,19 @@ int dsfs_cache_reserve(struct dsfs_cache *c, uint32_t npages, uint32_t est,
 			return -ENOSPC;
 		}
 	}
-	*first = (uint32_t)run;
+	if (e->nruns > 1)
+		__atomic_add_fetch(&c->scattered, 1, __ATOMIC_RELAXED);
 	store_counts(c);
 	return 0;
 }
 
-void dsfs_cache_unreserve(struct dsfs_cache *c, uint32_t first, uint32_t npages)
+void dsfs_cache_unreserve(struct dsfs_cache *c, struct dsfs_cache_entry *e)
 {
-	dsfs_alloc_put(c->alloc, first, npages);
+	while (e->nruns) {
+		e->nruns--;
+		dsfs_alloc_put(c->alloc, e->run[e->nruns].first,
+			       e->run[e->nruns].npages);
+	}
 	store_counts(c);
 }
 

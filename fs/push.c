@@ -161,13 +161,34 @@ static void park_put(struct dsfs_push *p, const struct item *it)
 	slot->due_ns = now_ns(); /* here: when parked */
 }
 
+/* Store entry e (it->len bytes) into the kernel's page cache: one store
+ * per run of its memory (libfuse would copy a vector of buffers into one
+ * first); every run but the last is whole pages, so each store covers
+ * whole pages of the file.  0 or the first store's -errno. */
+static int store(struct dsfs_push *p, uint64_t nodeid,
+		 struct dsfs_cache_entry *e, const struct item *it)
+{
+	struct iovec iov[DSFS_CACHE_MAX_RUNS];
+	unsigned i, n = dsfs_cache_iov(p->fs->cache, e, 0, it->len, iov);
+	uint64_t off = it->chunk << DSFS_CHUNK_SHIFT;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++) {
+		struct fuse_bufvec bv = FUSE_BUFVEC_INIT(iov[i].iov_len);
+
+		bv.buf[0].mem = iov[i].iov_base;
+		err = fuse_lowlevel_notify_store(p->se, nodeid, off, &bv, 0);
+		off += iov[i].iov_len;
+	}
+	return err;
+}
+
 /* Copy one chunk into the kernel's page cache, if the kernel holds the
  * file and the cache still has the chunk. */
 static enum pushed push_one(struct dsfs_push *p, const struct item *it)
 {
 	struct dsfs_fs *fs = p->fs;
 	struct dsfs_cache_key k = { it->dev, it->ino, it->chunk };
-	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(it->len);
 	struct dsfs_cache_entry *e;
 	struct dsfs_inode *in;
 	enum pushed ret = PUSH_DONE;
@@ -200,10 +221,7 @@ static enum pushed push_one(struct dsfs_push *p, const struct item *it)
 		goto out;
 	}
 	if (dsfs_cache_len(e) == it->len && !dsfs_cache_verify(fs->cache, e)) {
-		bv.buf[0].mem = dsfs_cache_data(fs->cache, e);
-		err = fuse_lowlevel_notify_store(p->se, nodeid,
-						 it->chunk << DSFS_CHUNK_SHIFT,
-						 &bv, 0);
+		err = store(p, nodeid, e, it);
 		if (!err) {
 			dsfs_count(&fs->counters.push_bytes, it->len);
 			dsfs_count(&fs->counters.pushes, 1);

@@ -113,12 +113,10 @@ static int submit_fill(struct dsfs_fs *fs, const struct dsfs_inode *in,
 	int err = f ? borrow_fd(fs, in, &req.fd, &direct) : -ENOMEM;
 
 	if (!err) {
-		uint32_t len = dsfs_cache_capacity(e);
-
 		*f = (struct fill_ctx){ fs, e, prefetch };
-		req.buf = dsfs_cache_data(fs->cache, e);
+		req.niov = dsfs_cache_iov(fs->cache, e, 0,
+					  dsfs_cache_capacity(e), req.iov);
 		req.off = chunk << DSFS_CHUNK_SHIFT;
-		req.len = len;
 		req.done = fill_done;
 		req.arg = f;
 		err = dsfs_io_submit(fs->io, &req);
@@ -243,9 +241,8 @@ static ssize_t read_around(struct dsfs_fs *fs, const struct dsfs_inode *in,
 	err = borrow_fd(fs, in, &req.fd, &direct);
 	if (err)
 		return err;
-	req.buf = *tmp;
+	dsfs_io_req_buf(&req, *tmp, (uint32_t)(end - start));
 	req.off = start;
-	req.len = (uint32_t)(end - start);
 	req.done = sync_done;
 	req.arg = &w;
 	err = dsfs_io_submit(fs->io, &req);
@@ -266,11 +263,13 @@ static ssize_t read_around(struct dsfs_fs *fs, const struct dsfs_inode *in,
 			 (uint64_t)w.result - (off - start) : len);
 }
 
-/* One chunk's part of a reply: a pinned entry or a temporary buffer. */
+/* One chunk's part of a reply: in a pinned entry (up to one iovec per
+ * run of its memory) or in a temporary buffer (one iovec). */
 struct piece {
 	struct dsfs_cache_entry *e;
 	char *tmp;
-	const char *data;
+	struct iovec iov[DSFS_CACHE_MAX_RUNS];
+	unsigned niov;
 	size_t len;
 };
 
@@ -330,12 +329,16 @@ static int serve_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
 	int err = get_ready(fs, in, size, chunk, p, waited, missed);
 
 	if (err == -ENOSPC) {
-		ssize_t n = read_around(fs, in, off, want, &p->tmp, &p->data);
+		const char *data;
+		ssize_t n = read_around(fs, in, off, want, &p->tmp, &data);
 
 		*waited = true;
 		if (n < 0)
 			return (int)n;
 		p->len = (size_t)n;
+		p->iov[0].iov_base = (void *)data;
+		p->iov[0].iov_len = p->len;
+		p->niov = 1;
 		dsfs_count(&fs->counters.bypass_bytes, (uint64_t)n);
 		return 0;
 	}
@@ -347,11 +350,12 @@ static int serve_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
 			 in->name, (unsigned long long)chunk);
 		return err;
 	}
-	p->data = dsfs_cache_data(fs->cache, p->e) + in_chunk;
 	p->len = dsfs_cache_len(p->e) > in_chunk ?
 			 dsfs_cache_len(p->e) - in_chunk : 0;
 	if (p->len > want)
 		p->len = want;
+	p->niov = dsfs_cache_iov(fs->cache, p->e, in_chunk, (uint32_t)p->len,
+				 p->iov);
 	return 0;
 }
 
@@ -495,9 +499,9 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	uint64_t fsize = __atomic_load_n(&in->size, __ATOMIC_RELAXED);
 	uint64_t pos, t0 = now_ns();
 	struct piece p[MAX_CHUNKS_PER_READ] = { { 0 } };
-	struct iovec iov[MAX_CHUNKS_PER_READ];
+	struct iovec iov[MAX_CHUNKS_PER_READ * DSFS_CACHE_MAX_RUNS];
 	bool waited = false, missed = false;
-	unsigned n = 0, i;
+	unsigned n = 0, niov = 0, i, j;
 	size_t total = 0;
 	int err;
 
@@ -529,11 +533,11 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, -err);
 	} else {
 		for (i = 0; i < n; i++) {
-			iov[i].iov_base = (void *)p[i].data;
-			iov[i].iov_len = p[i].len;
+			for (j = 0; j < p[i].niov; j++)
+				iov[niov++] = p[i].iov[j];
 			total += p[i].len;
 		}
-		fuse_reply_iov(req, iov, (int)n);
+		fuse_reply_iov(req, iov, (int)niov);
 	}
 	account(fs, total, waited, t0, err);
 	pieces_release(fs, p, err ? n + 1 : n);

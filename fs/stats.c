@@ -269,6 +269,7 @@ static size_t stats_doc(struct dsfs_fs *fs, char *buf, size_t size)
 	put_u64(&d, "cache.capacity_bytes", cs.capacity_bytes);
 	put_u64(&d, "cache.used_bytes", cs.used_bytes);
 	put_u64(&d, "cache.entries", cs.entries);
+	put_u64(&d, "cache.scattered", cs.scattered);
 	put_u64(&d, "cache.rejections", cs.rejections);
 	put_u64(&d, "cache.invalidations", cs.invalidations);
 	put_u64(&d, "cache.verify_failures", cs.verify_failures);

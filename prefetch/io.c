@@ -115,6 +115,19 @@ void dsfs_io_free(struct dsfs_io *io)
 	free(io);
 }
 
+/* The bytes req wants, or -1 when its niov or total is out of range. */
+static int64_t req_len(const struct dsfs_io_req *req)
+{
+	uint64_t len = 0;
+	unsigned i;
+
+	if (req->niov < 1 || req->niov > DSFS_IO_MAX_IOV)
+		return -1;
+	for (i = 0; i < req->niov; i++)
+		len += req->iov[i].iov_len;
+	return len > INT_MAX ? -1 : (int64_t)len;
+}
+
 /*
  * The engine is woken under the lock, so that once the lock is released this
  * call touches io no more: a backend thread can only take (and complete) the
@@ -132,7 +145,7 @@ int dsfs_io_submit_many(struct dsfs_io *io, const struct dsfs_io_req *reqs,
 	if (!n)
 		return 0;
 	for (i = 0; i < n; i++)
-		if (reqs[i].len > INT_MAX)
+		if (req_len(&reqs[i]) < 0)
 			return -EINVAL;
 	for (i = n; i > 0; i--) { /* back to front: first = reqs[0] */
 		op = malloc(sizeof(*op));
@@ -140,7 +153,9 @@ int dsfs_io_submit_many(struct dsfs_io *io, const struct dsfs_io_req *reqs,
 			err = -ENOMEM;
 			break;
 		}
-		*op = (struct io_op){ .req = reqs[i - 1], .next = first };
+		*op = (struct io_op){ .req = reqs[i - 1],
+				      .len = (uint32_t)req_len(&reqs[i - 1]),
+				      .next = first };
 		first = op;
 		if (!last)
 			last = op;
@@ -226,6 +241,25 @@ static bool at_eof(int fd, uint64_t pos)
 	return fstat(fd, &st) == 0 && pos >= (uint64_t)st.st_size;
 }
 
+void dsfs_io_rest(struct io_op *op)
+{
+	uint64_t skip = op->done;
+	unsigned i;
+
+	op->nrest = 0;
+	for (i = 0; i < op->req.niov; i++) {
+		const struct iovec *v = &op->req.iov[i];
+
+		if (skip >= v->iov_len) {
+			skip -= v->iov_len;
+			continue;
+		}
+		op->rest[op->nrest].iov_base = (char *)v->iov_base + skip;
+		op->rest[op->nrest++].iov_len = v->iov_len - skip;
+		skip = 0;
+	}
+}
+
 /*
  * Short reads: a regular file reads short at EOF (and, rarely, when
  * interrupted).  Rather than pay one more read to see 0, ask fstat whether
@@ -250,7 +284,7 @@ bool dsfs_io_advance(struct io_op *op, int res)
 	}
 	op->done += (uint32_t)res;
 	pos = op->req.off + op->done;
-	if (res == 0 || op->done >= op->req.len || at_eof(op->req.fd.fd, pos)) {
+	if (res == 0 || op->done >= op->len || at_eof(op->req.fd.fd, pos)) {
 		op->result = (int)op->done;
 		return false;
 	}

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "fdpool.h"
 
@@ -36,6 +37,8 @@ struct dsfs_io;
 
 /* Largest depth accepted: keeps the ring (and the pread pool) small. */
 #define DSFS_IO_MAX_DEPTH 4096u
+/* Buffers one read may scatter into (a cache entry's runs). */
+#define DSFS_IO_MAX_IOV 8u
 
 struct dsfs_io_cfg {
 	unsigned depth;		    /* reads in flight at most, >= 1 */
@@ -49,19 +52,31 @@ struct dsfs_io_cfg {
 typedef void (*dsfs_io_done_fn)(void *arg, int result);
 
 /*
- * For an O_DIRECT fd, buf, off and len must be 4 KiB multiples (the engine
- * does not check; a misaligned read ends in -EINVAL).  Reading past EOF is
- * fine: the result is then short, or 0.  The fd must not be O_NONBLOCK
- * (io_uring would answer EAGAIN, which the engine retries, spinning).
+ * One read of the file's bytes from off on, scattered over the buffers in
+ * iov order (readv(2)); the bytes wanted are the sum of their lengths, at
+ * most INT_MAX.  For an O_DIRECT fd, every iov_base and iov_len and off
+ * must be 4 KiB multiples (the engine does not check; a misaligned read
+ * ends in -EINVAL).  Reading past EOF is fine: the result is then short,
+ * or 0.  The fd must not be O_NONBLOCK (io_uring would answer EAGAIN,
+ * which the engine retries, spinning).
  */
 struct dsfs_io_req {
 	struct dsfs_fdref fd; /* borrowed; the engine puts it back */
-	void *buf;	      /* where the len bytes go */
+	struct iovec iov[DSFS_IO_MAX_IOV]; /* where the bytes go */
+	unsigned niov;	      /* 1 .. DSFS_IO_MAX_IOV */
 	uint64_t off;	      /* file offset */
-	uint32_t len;	      /* bytes wanted, <= INT_MAX */
 	dsfs_io_done_fn done;
 	void *arg;
 };
+
+/* Make req read len bytes into one buffer. */
+static inline void dsfs_io_req_buf(struct dsfs_io_req *req, void *buf,
+				   uint32_t len)
+{
+	req->iov[0].iov_base = buf;
+	req->iov[0].iov_len = len;
+	req->niov = 1;
+}
 
 /*
  * Start the engine.  On failure returns -errno with a one-line reason in

@@ -20,7 +20,13 @@
 /* One queued or running request. */
 struct io_op {
 	struct dsfs_io_req req;
+	uint32_t len;	    /* bytes wanted: the sum of req.iov's lengths */
 	uint32_t done;	    /* bytes read so far; owned by the backend */
+	/* What is still to read: req.iov less the first `done` bytes, made
+	 * by dsfs_io_rest(); the backend's, kept until the read completes
+	 * (io_uring may look at it after the submission). */
+	struct iovec rest[DSFS_IO_MAX_IOV];
+	unsigned nrest;
 	int result;	    /* final result, set by dsfs_io_advance() */
 	struct io_op *next; /* queue link, protected by dsfs_io.lock */
 };
@@ -61,6 +67,8 @@ struct io_op *dsfs_io_wait_one(struct dsfs_io *io);
  * complete, with op->result set.  May fstat(2) the fd after a short read.
  */
 bool dsfs_io_advance(struct io_op *op, int res);
+/* Set op->rest and op->nrest to the buffers still to fill (>= 1). */
+void dsfs_io_rest(struct io_op *op);
 /* Put the fd back, count, call done(arg, op->result), free op. */
 void dsfs_io_finish(struct dsfs_io *io, struct io_op *op);
 

@@ -3,7 +3,7 @@
  * The pread fallback of the I/O engine (see io.h), used when io_uring cannot
  * be set up (kernel.io_uring_disabled, seccomp, old kernel) or when asked
  * to.  A few threads (min(depth, 8)) take requests off the same queue and
- * serve them with blocking pread(2) under the same rules as the ring: read
+ * serve them with blocking preadv(2) under the same rules as the ring: read
  * until len or EOF, retry EINTR, one callback per request.  Reads in flight
  * are bounded by the number of threads (<= depth).
  *
@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "io_int.h"
@@ -29,9 +30,9 @@ static void pool_read(struct io_op *op)
 	ssize_t n;
 
 	do {
-		n = pread(op->req.fd.fd, (char *)op->req.buf + op->done,
-			  op->req.len - op->done,
-			  (off_t)(op->req.off + op->done));
+		dsfs_io_rest(op);
+		n = preadv(op->req.fd.fd, op->rest, (int)op->nrest,
+			   (off_t)(op->req.off + op->done));
 	} while (dsfs_io_advance(op, n < 0 ? -errno : (int)n));
 }
 

@@ -60,37 +60,47 @@ static struct io_uring_sqe *ring_sqe(struct dsfs_io_ring *r)
 	return sqe;
 }
 
-/* Index of the registered piece holding all of op's buffer, or -1. */
+/* Index of the registered piece holding all of buffer v, or -1. */
 static int ring_fixed_index(const struct dsfs_io_ring *r,
-			    const struct io_op *op)
+			    const struct iovec *v)
 {
-	uintptr_t b = (uintptr_t)op->req.buf, rel, end;
+	uintptr_t b = (uintptr_t)v->iov_base, rel, end;
 	size_t idx;
 
 	if (!r->fixed_size || b < r->fixed_base)
 		return -1;
 	rel = b - r->fixed_base;
-	if (rel >= r->fixed_size || op->req.len > r->fixed_size - rel)
+	if (rel >= r->fixed_size || v->iov_len > r->fixed_size - rel)
 		return -1;
 	idx = rel / RING_PIECE;
 	end = (idx + 1) * RING_PIECE;
-	return rel + op->req.len <= end ? (int)idx : -1;
+	return rel + v->iov_len <= end ? (int)idx : -1;
 }
 
-/* Queue a read of what op still lacks. */
+/* Queue a read of what op still lacks: into one buffer, from the fixed
+ * buffers where it lies in one; else scattered (readv). */
 static void ring_prep(struct dsfs_io_ring *r, struct io_op *op)
 {
 	struct io_uring_sqe *sqe = ring_sqe(r);
-	char *buf = (char *)op->req.buf + op->done;
-	unsigned len = op->req.len - op->done;
 	uint64_t off = op->req.off + op->done;
-	int idx = ring_fixed_index(r, op);
+	int idx;
 
-	if (idx >= 0)
-		io_uring_prep_read_fixed(sqe, op->req.fd.fd, buf, len, off,
-					 idx);
-	else
-		io_uring_prep_read(sqe, op->req.fd.fd, buf, len, off);
+	dsfs_io_rest(op);
+	if (op->nrest == 1) {
+		idx = ring_fixed_index(r, &op->rest[0]);
+		if (idx >= 0)
+			io_uring_prep_read_fixed(sqe, op->req.fd.fd,
+						 op->rest[0].iov_base,
+						 (unsigned)op->rest[0].iov_len,
+						 off, idx);
+		else
+			io_uring_prep_read(sqe, op->req.fd.fd,
+					   op->rest[0].iov_base,
+					   (unsigned)op->rest[0].iov_len, off);
+	} else {
+		io_uring_prep_readv(sqe, op->req.fd.fd, op->rest, op->nrest,
+				    off);
+	}
 	io_uring_sqe_set_data(sqe, op);
 }
 

@@ -201,9 +201,9 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 		*fd = -1; /* the pool owns it now */
 	*f = (struct fetch){ s, e, k, size, after, len,
 			     filled && s->cfg.filled };
-	req->buf = dsfs_cache_data(s->cfg.cache, e);
+	req->niov = dsfs_cache_iov(s->cfg.cache, e, 0, dsfs_cache_capacity(e),
+				   req->iov);
 	req->off = start;
-	req->len = dsfs_cache_capacity(e);
 	req->done = fetch_done;
 	req->arg = f;
 	pthread_mutex_lock(&s->lock);

@@ -40,6 +40,10 @@
 #include "io.h"
 #include "layout.h"
 #include "plan.h"
+
+/* A fill reads a cache entry's runs in one request. */
+_Static_assert(DSFS_IO_MAX_IOV >= DSFS_CACHE_MAX_RUNS,
+	       "an I/O request must hold an entry's runs");
 #include "seek.h"
 #include "tracker.h"
 

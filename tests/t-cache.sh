@@ -60,7 +60,7 @@ check_kind() {
 	"$READCHECK" random "$SRC" "$MNT" 16 300 >/dev/null || fail "hugepages=$mode: random reads differ"
 	rm "$WORK/sampling"
 	wait "$spid" || fail "hugepages=$mode: budget exceeded"
-	say "hugepages=$mode: $kind pages, $(stat_of read_bytes) bytes read, $(stat_of evictions) evictions, $(stat_of cache.rejections) rejections"
+	say "hugepages=$mode: $kind pages, $(stat_of read_bytes) bytes read, $(stat_of evictions) evictions, $(stat_of cache.rejections) rejections, $(stat_of cache.scattered) entries in several runs"
 	unmount_dsfs "$MNT"
 }
 
@@ -88,5 +88,7 @@ say "verify: served bytes are checked against the hash taken at fill time"
 mount_dsfs "$SRC" "$MNT" -o "cache_size=${CACHE_MB}M,verify"
 sync; echo 3 >/proc/sys/vm/drop_caches
 "$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "verify: tree differs"
+"$READCHECK" random "$SRC" "$MNT" 16 300 >/dev/null || fail "verify: random reads differ"
 [[ $(stat_of cache.verify_failures) == 0 ]] || fail "verify failures on unchanged data"
+say "verify: $(stat_of cache.scattered) entries in several runs"
 unmount_dsfs "$MNT"

@@ -44,29 +44,34 @@ mount_dsfs "$SRC" "$MNT" -o "cache_size=28M,hugepages=off,lead_max=0,$PLAN"
 cap=$(stat_of cache.capacity_bytes)
 run_epochs
 read=$(stat_of read_bytes) hit=$(stat_of hit_bytes)
+scattered=$(stat_of cache.scattered)
 unmount_dsfs "$MNT"
 sim=$(simulate "$cap")
 data=$(du -sb "$SRC/train" | cut -f1)
 dsfs=$("$PY" -c "print('%.2f' % (100.0 * $hit / $read))")
-say "data $data bytes, cache $cap: dsfs hit $dsfs% of $read bytes, MIN $sim%"
+say "data $data bytes, cache $cap: dsfs hit $dsfs% of $read bytes, MIN $sim% ($scattered entries in several runs)"
 ((data >= 2 * cap - (4 << 20))) || fail "the dataset ($data) is not about twice the cache ($cap)"
 # MIN keeps about half of every epoch after the first: well above 0.
 "$PY" -c "import sys; sys.exit(not $sim > 20)" || fail "simulation: $sim%"
-# Within a point of MIN, plus two for the holes that page runs of mixed
-# sizes leave in the arena (see tests/unit-nextuse.c) and for the reports
-# that reach the scheduler a little after the reads they stand for: runs
-# gave 31.58%, 31.34% and 30.30% against 32.60%.
-"$PY" -c "import sys; sys.exit(not abs($dsfs - $sim) <= 3)" ||
-	fail "hit rate $dsfs% is not within 3 points of MIN's $sim%"
+# Within a point of MIN (the issue's bound): an entry takes any free pages,
+# so eviction has MIN's whole byte budget; what is left is reports that
+# reach the scheduler a little after the reads they stand for.  Runs gave
+# 32.60% twice against 32.60% (with one page run per entry, before: 30.30
+# to 31.58%).
+"$PY" -c "import sys; sys.exit(not abs($dsfs - $sim) <= 1)" ||
+	fail "hit rate $dsfs% is not within a point of MIN's $sim%"
 
-say "with the plan's prefetch"
-mount_dsfs "$SRC" "$MNT" -o "cache_size=28M,hugepages=off,$PLAN"
+say "with the plan's prefetch (and verify: hashes span an entry's runs)"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=28M,hugepages=off,verify,$PLAN"
 run_epochs
 read=$(stat_of read_bytes) hit=$(stat_of hit_bytes)
 back=$(stat_of backing_read_bytes)
+scattered=$(stat_of cache.scattered)
+((scattered > 0)) || fail "no entry took several runs: the bytes compared below cover none"
 "$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs"
+[[ $(stat_of cache.verify_failures) == 0 ]] || fail "verify failures on unchanged data"
 unmount_dsfs "$MNT"
 pre=$("$PY" -c "print('%.2f' % (100.0 * $hit / $read))")
-say "dsfs hit $pre% of $read bytes ($back read from the volume), MIN $sim%"
+say "dsfs hit $pre% of $read bytes ($back read from the volume), MIN $sim% ($scattered entries in several runs)"
 "$PY" -c "import sys; sys.exit(not $pre >= $sim - 1)" ||
 	fail "with prefetch, hit rate $pre% is below MIN's $sim% by more than a point"

@@ -151,7 +151,7 @@ static void test_random(uint32_t total, unsigned ops)
  * neighbours merges everything back into whole maximal runs. */
 static void test_fragmentation(void)
 {
-	uint32_t total = 4 * DSFS_ALLOC_MAX_PAGES, i;
+	uint32_t total = 4 * DSFS_ALLOC_MAX_PAGES, i, got;
 	struct dsfs_alloc *a = dsfs_alloc_new(total);
 	int64_t r;
 
@@ -165,6 +165,12 @@ static void test_fragmentation(void)
 	CHECK(r >= 0 && r % 2 == 0);
 	if (r >= 0)
 		dsfs_alloc_put(a, (uint32_t)r, 1);
+	/* get_upto takes what there is: one page of the two asked. */
+	got = 0;
+	r = dsfs_alloc_get_upto(a, 2, &got);
+	CHECK(r >= 0 && r % 2 == 0 && got == 1);
+	if (r >= 0)
+		dsfs_alloc_put(a, (uint32_t)r, 1);
 	/* Each put now merges with free runs on both sides. */
 	for (i = 1; i < total; i += 2)
 		dsfs_alloc_put(a, i, 1);
@@ -173,6 +179,31 @@ static void test_fragmentation(void)
 		CHECK(dsfs_alloc_get(a, DSFS_ALLOC_MAX_PAGES) ==
 		      i * DSFS_ALLOC_MAX_PAGES);
 	CHECK(dsfs_alloc_get(a, 1) == -ENOSPC);
+	CHECK(dsfs_alloc_get_upto(a, 1, &got) == -ENOSPC);
+	CHECK(dsfs_alloc_get_upto(a, 0, &got) == -EINVAL);
+	dsfs_alloc_free(a);
+}
+
+/* get_upto prefers one run of all n pages; else the largest run's pages. */
+static void test_get_upto(void)
+{
+	struct dsfs_alloc *a = dsfs_alloc_new(64);
+	uint32_t got = 0;
+	int64_t r;
+
+	CHECK(dsfs_alloc_get(a, 10) == 0);
+	CHECK(dsfs_alloc_get(a, 1) == 10);
+	CHECK(dsfs_alloc_get(a, 20) == 11);
+	CHECK(dsfs_alloc_get(a, 1) == 31);
+	CHECK(dsfs_alloc_get(a, 32) == 32); /* full */
+	dsfs_alloc_put(a, 0, 10);
+	dsfs_alloc_put(a, 11, 20); /* free: [0, 10) and [11, 31) */
+	CHECK(dsfs_alloc_get_upto(a, 8, &got) == 0 && got == 8); /* fits */
+	r = dsfs_alloc_get_upto(a, 25, &got); /* no run of 25: the 20 */
+	CHECK(r == 11 && got == 20);
+	r = dsfs_alloc_get_upto(a, 25, &got); /* then the 2 left of the 10 */
+	CHECK(r == 8 && got == 2);
+	CHECK(dsfs_alloc_used_pages(a) == 64);
 	dsfs_alloc_free(a);
 }
 
@@ -233,6 +264,7 @@ int main(void)
 	test_sizes();
 	test_exact_fit();
 	test_fragmentation();
+	test_get_upto();
 	test_random(4099, 40000);
 	test_random(3 * DSFS_ALLOC_MAX_PAGES, 20000);
 	test_random(40, 5000);

@@ -86,17 +86,49 @@ static bool pattern_at(unsigned char *p, uint64_t tag, uint32_t from,
 	return true;
 }
 
+/* Copy len bytes between buf and the entry's memory (its runs, in order;
+ * to_entry: into the entry).  Checks the runs cover len bytes, each page
+ * aligned. */
+static void entry_copy(struct dsfs_cache *c, const struct dsfs_cache_entry *e,
+		       unsigned char *buf, uint32_t len, bool to_entry)
+{
+	struct iovec iov[DSFS_CACHE_MAX_RUNS];
+	unsigned i, n = dsfs_cache_iov(c, e, 0, len, iov);
+	size_t at = 0;
+
+	for (i = 0; i < n; i++) {
+		CHECK((uintptr_t)iov[i].iov_base % PAGE == 0);
+		if (to_entry)
+			memcpy(iov[i].iov_base, buf + at, iov[i].iov_len);
+		else
+			memcpy(buf + at, iov[i].iov_base, iov[i].iov_len);
+		at += iov[i].iov_len;
+	}
+	CHECK(at == len);
+}
+
 static void fill_pattern(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 			 uint64_t tag, uint32_t len)
 {
-	pattern_at((unsigned char *)dsfs_cache_data(c, e), tag, 0, len, false);
+	unsigned char *buf = malloc(len);
+
+	CHECK(buf != NULL);
+	pattern_at(buf, tag, 0, len, false);
+	entry_copy(c, e, buf, len, true);
+	free(buf);
 }
 
 static bool has_pattern(struct dsfs_cache *c, const struct dsfs_cache_entry *e,
 			uint64_t tag, uint32_t len)
 {
-	return pattern_at((unsigned char *)dsfs_cache_data(c, e), tag, 0, len,
-			  true);
+	unsigned char *buf = malloc(len);
+	bool ok;
+
+	CHECK(buf != NULL);
+	entry_copy(c, e, buf, len, false);
+	ok = pattern_at(buf, tag, 0, len, true);
+	free(buf);
+	return ok;
 }
 
 /* get; on FILL, fill with the pattern of tag and finish. */
@@ -125,7 +157,6 @@ static void test_fill_hit(void)
 	      -EINVAL);
 	CHECK(dsfs_cache_get(f.cache, &k, 10000, 0, &e) == DSFS_CACHE_FILL);
 	CHECK(dsfs_cache_capacity(e) == 3 * PAGE);
-	CHECK((uintptr_t)dsfs_cache_data(f.cache, e) % PAGE == 0);
 	/* While FILLING: NOWAIT says BUSY, NOFILL lookups of others miss. */
 	CHECK(dsfs_cache_get(f.cache, &k, 10000, DSFS_CACHE_NOWAIT, &e2) ==
 	      DSFS_CACHE_BUSY);
@@ -420,9 +451,92 @@ static void test_verify(void)
 	CHECK(get_filled(f.cache, key(9, 0), 3 * PAGE + 5, 0, 9, &e) ==
 	      DSFS_CACHE_FILL);
 	CHECK(dsfs_cache_verify(f.cache, e) == 0);
-	dsfs_cache_data(f.cache, e)[3 * PAGE + 4] ^= 1;
+	{
+		struct iovec v;
+
+		CHECK(dsfs_cache_iov(f.cache, e, 3 * PAGE + 4, 1, &v) == 1);
+		*(unsigned char *)v.iov_base ^= 1;
+	}
 	CHECK(dsfs_cache_verify(f.cache, e) == -EIO);
 	CHECK(stats(f.cache).verify_failures == 1);
+	dsfs_cache_unpin(f.cache, e);
+	teardown(&f);
+}
+
+/* Whether ino's chunk 0 is cached (a lookup that counts as an access). */
+static bool cached(struct fixture *f, uint64_t ino)
+{
+	struct dsfs_cache_key k = key(ino, 0);
+	struct dsfs_cache_entry *e;
+
+	if (dsfs_cache_get(f->cache, &k, PAGE, DSFS_CACHE_NOFILL, &e) !=
+	    DSFS_CACHE_HIT)
+		return false;
+	dsfs_cache_unpin(f->cache, e);
+	return true;
+}
+
+/* Fill n one-page entries (inos base .. base + n - 1) and drop every
+ * other one (base, base + 2, ...): the free pages are then scattered. */
+static void checkerboard(struct fixture *f, uint64_t base, uint32_t n)
+{
+	struct dsfs_cache_entry *e;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		CHECK(get_filled(f->cache, key(base + i, 0), PAGE, 0, base + i,
+				 &e) == DSFS_CACHE_FILL);
+		dsfs_cache_unpin(f->cache, e);
+	}
+	for (i = 0; i < n; i += 2)
+		dsfs_cache_invalidate(f->cache, 7, base + i);
+}
+
+/*
+ * An entry larger than any free run takes several runs, evicting nothing
+ * while the free pages suffice; its bytes, its iovecs over any range and
+ * its checksum span the runs.  One needing more than DSFS_CACHE_MAX_RUNS
+ * runs evicts until fewer do.
+ */
+static void test_scattered(void)
+{
+	uint32_t len = 4 * PAGE - 100, n, i, at;
+	struct dsfs_cache_entry *e;
+	struct iovec iov[DSFS_CACHE_MAX_RUNS];
+	struct fixture f;
+
+	setup(&f, 8, true);
+	checkerboard(&f, 100, 8); /* pages 0, 2, 4, 6 free */
+	CHECK(get_filled(f.cache, key(1, 0), len, 0, 1, &e) == DSFS_CACHE_FILL);
+	CHECK(stats(f.cache).evictions == 0 && stats(f.cache).scattered == 1);
+	CHECK(dsfs_cache_capacity(e) == 4 * PAGE);
+	CHECK(dsfs_cache_iov(f.cache, e, 0, 4 * PAGE, iov) == 4);
+	CHECK(dsfs_cache_iov(f.cache, e, 4 * PAGE, 1, iov) == 0);
+	n = dsfs_cache_iov(f.cache, e, PAGE + 10, PAGE, iov);
+	CHECK(n == 2 && iov[0].iov_len == PAGE - 10 && iov[1].iov_len == 10);
+	CHECK((uintptr_t)iov[1].iov_base % PAGE == 0);
+	CHECK(has_pattern(f.cache, e, 1, len));
+	CHECK(dsfs_cache_verify(f.cache, e) == 0);
+	CHECK(dsfs_cache_iov(f.cache, e, 3 * PAGE + 7, 1, iov) == 1);
+	*(unsigned char *)iov[0].iov_base ^= 1; /* in the last run */
+	CHECK(dsfs_cache_verify(f.cache, e) == -EIO);
+	*(unsigned char *)iov[0].iov_base ^= 1;
+	for (i = 1; i < 8; i += 2) /* the others stayed */
+		CHECK(cached(&f, 100 + i));
+	dsfs_cache_unpin(f.cache, e);
+	teardown(&f);
+
+	/* 9 single free pages, an entry of 9 pages: too many runs. */
+	setup(&f, 18, false);
+	checkerboard(&f, 100, 18);
+	CHECK(get_filled(f.cache, key(1, 0), 9 * PAGE, DSFS_CACHE_FORCE, 1,
+			 &e) == DSFS_CACHE_FILL);
+	CHECK(stats(f.cache).evictions >= 1);
+	n = dsfs_cache_iov(f.cache, e, 0, 9 * PAGE, iov);
+	for (i = 0, at = 0; i < n; i++)
+		at += (uint32_t)iov[i].iov_len;
+	CHECK(n >= 2 && n <= DSFS_CACHE_MAX_RUNS && at == 9 * PAGE);
+	CHECK(has_pattern(f.cache, e, 1, 9 * PAGE));
 	dsfs_cache_unpin(f.cache, e);
 	teardown(&f);
 }
@@ -502,18 +616,24 @@ static uint32_t st_len(uint32_t id)
 static void st_fill(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 		    uint64_t tag, uint32_t len)
 {
-	fill_pattern(c, e, tag, len);
-	memcpy(dsfs_cache_data(c, e), &tag, sizeof(tag));
+	unsigned char *buf = malloc(len);
+
+	CHECK(buf != NULL);
+	pattern_at(buf, tag, 0, len, false);
+	memcpy(buf, &tag, sizeof(tag));
+	entry_copy(c, e, buf, len, true);
+	free(buf);
 }
 
 static void st_check(struct stress *st, struct dsfs_cache_entry *e, uint32_t id,
 		     uint64_t gen_min)
 {
-	unsigned char *p = (unsigned char *)dsfs_cache_data(st->f.cache, e);
 	uint32_t len = dsfs_cache_len(e);
+	unsigned char p[8 * PAGE];
 	uint64_t tag;
 
-	CHECK(len == st_len(id));
+	CHECK(len == st_len(id) && len <= sizeof(p));
+	entry_copy(st->f.cache, e, p, len, false);
 	memcpy(&tag, p, sizeof(tag));
 	CHECK(tag >> 32 == id);
 	CHECK((tag & 0xffffffffu) >= gen_min); /* never stale */
@@ -654,6 +774,7 @@ int main(int argc, char **argv)
 	test_waiters();
 	test_invalidate();
 	test_verify();
+	test_scattered();
 	test_scan_resistance();
 	test_stress();
 	return UNIT_DONE();

@@ -144,14 +144,13 @@ static int submit_one(struct dsfs_io *io, struct treq *t)
 {
 	struct dsfs_fdkey key = t->c->f[t->file].key;
 	struct dsfs_io_req req = {
-		.buf = t->buf,
 		.off = t->off,
-		.len = t->len,
 		.done = on_done,
 		.arg = t,
 	};
 	int ret;
 
+	dsfs_io_req_buf(&req, t->buf, t->len);
 	key.flags = (uint32_t)t->flags;
 	ret = dsfs_fdpool_get(t->c->pool, &key, open_key, t->c, &req.fd);
 	if (ret)
@@ -425,7 +424,8 @@ static void test_errors(struct ctx *c, bool threads)
 	struct treq t[4];
 	struct waiter w;
 	struct dsfs_io_stats st;
-	struct dsfs_io_req huge = { .len = (uint32_t)INT_MAX + 1 };
+	struct dsfs_io_req huge = { .niov = 2 }, none = { .niov = 0 },
+			   many = { .niov = DSFS_IO_MAX_IOV + 1 };
 	unsigned i, n = c->direct && c->dio_strict ? 4 : 2;
 
 	if (!io || posix_memalign((void **)&buf, 4096, 4 * 8192))
@@ -452,7 +452,11 @@ static void test_errors(struct ctx *c, bool threads)
 	CHECK(read_ok(&t[1]));
 	for (i = 2; i < n; i++)
 		CHECK(t[i].calls == 1 && t[i].result == -EINVAL);
+	huge.iov[0].iov_len = INT_MAX;
+	huge.iov[1].iov_len = 1;
 	CHECK(dsfs_io_submit(io, &huge) == -EINVAL);
+	CHECK(dsfs_io_submit(io, &none) == -EINVAL);
+	CHECK(dsfs_io_submit(io, &many) == -EINVAL);
 	dsfs_io_get_stats(io, &st);
 	CHECK(st.reads == n && st.errors == n - 1 && st.inflight == 0);
 	dsfs_io_free(io);
@@ -487,32 +491,94 @@ static void test_fault(struct ctx *c, bool threads)
 	check_fds_returned(c);
 }
 
+/*
+ * One read scattered over three buffers (laid out in reverse memory order,
+ * so that a read into one region would put bytes in the wrong place), the
+ * last one past EOF: the file's bytes land in iov order, through O_DIRECT
+ * where it works.  Fixed buffers registered over all three: a scattered
+ * read does not use them, and must still be right.
+ */
+static void test_scatter(struct ctx *c, bool threads, bool fixed)
+{
+	static const uint32_t lens[3] = { 8192, 4096, 1u << 20 };
+	size_t msize = (1u << 20) + 3 * 4096;
+	unsigned char *m = mmap(NULL, msize, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct dsfs_io *io = m == MAP_FAILED ? NULL :
+			     engine(c, threads, 4, fixed ? m : NULL,
+				    fixed ? msize : 0);
+	struct treq t = { .c = c, .file = 5, .off = 4096,
+			  .len = lens[0] + lens[1] + lens[2],
+			  .flags = c->direct ? O_RDONLY | O_DIRECT : O_RDONLY };
+	struct dsfs_io_req req = { .off = t.off, .done = on_done, .arg = &t,
+				   .niov = 3 };
+	struct dsfs_fdkey key = c->f[t.file].key;
+	size_t at = 0, take;
+	struct waiter w;
+	unsigned i;
+
+	if (!io || !(t.buf = malloc(t.len)))
+		return;
+	req.iov[2] = (struct iovec){ m, lens[2] };
+	req.iov[1] = (struct iovec){ m + lens[2], lens[1] };
+	req.iov[0] = (struct iovec){ m + lens[2] + lens[1], lens[0] };
+	key.flags = (uint32_t)t.flags;
+	t.w = &w;
+	waiter_init(&w, 1);
+	if (dsfs_fdpool_get(c->pool, &key, open_key, c, &req.fd))
+		waiter_done(&w);
+	else if (dsfs_io_submit(io, &req))
+		dsfs_fdpool_put(c->pool, &req.fd), waiter_done(&w);
+	waiter_wait(&w);
+	for (i = 0; i < 3 && t.result > 0; i++, at += take) {
+		take = (size_t)t.result - at < lens[i] ? (size_t)t.result - at
+						      : lens[i];
+		memcpy(t.buf + at, req.iov[i].iov_base, take);
+	}
+	CHECK(read_ok(&t));
+	CHECK(t.result > (int)(lens[0] + lens[1])); /* it reached iov 2 */
+	dsfs_io_free(io);
+	munmap(m, msize);
+	free(t.buf);
+	check_fds_returned(c);
+}
+
 /* The short-read rules, white box: when to read on, when it is EOF. */
 static void test_advance(struct ctx *c)
 {
 	int fd = open(c->f[5].path, O_RDONLY | O_CLOEXEC); /* 1 MiB + 123 */
-	struct io_op op = { .req = { .fd.fd = fd, .len = 8192 } };
+	struct io_op op = { .req = { .fd.fd = fd }, .len = 8192 };
 
 	CHECK(dsfs_io_advance(&op, -EINTR) && dsfs_io_advance(&op, -EAGAIN));
 	CHECK(dsfs_io_advance(&op, 100) && op.done == 100); /* not EOF */
 	CHECK(!dsfs_io_advance(&op, 8092) && op.result == 8192);
-	op = (struct io_op){ .req = { .fd.fd = fd, .len = 8192 } };
+	op = (struct io_op){ .req = { .fd.fd = fd }, .len = 8192 };
 	CHECK(dsfs_io_advance(&op, 100));
 	CHECK(!dsfs_io_advance(&op, 0) && op.result == 100); /* EOF by 0 */
-	op = (struct io_op){ .req = { .fd.fd = fd, .len = 8192 } };
+	op = (struct io_op){ .req = { .fd.fd = fd }, .len = 8192 };
 	CHECK(!dsfs_io_advance(&op, -EIO) && op.result == -EIO);
-	op = (struct io_op){ .req = { .fd.fd = fd, .len = 8192 } };
+	op = (struct io_op){ .req = { .fd.fd = fd }, .len = 8192 };
 	CHECK(!dsfs_io_advance(&op, -EINVAL) && op.result == -EINVAL);
 	/* O_DIRECT read short at an unaligned EOF, then the file grew. */
-	op = (struct io_op){ .req = { .fd.fd = fd, .len = 8192 } };
+	op = (struct io_op){ .req = { .fd.fd = fd }, .len = 8192 };
 	CHECK(dsfs_io_advance(&op, 100));
 	CHECK(!dsfs_io_advance(&op, -EINVAL) && op.result == 100);
 	/* Short at EOF: fstat says so, no read to see 0. */
 	op = (struct io_op){
-		.req = { .fd.fd = fd, .len = 8192, .off = 1u << 20 }
+		.req = { .fd.fd = fd, .off = 1u << 20 }, .len = 8192
 	};
 	CHECK(!dsfs_io_advance(&op, 123) && op.result == 123);
 	close(fd);
+	/* What is left after a short read: from inside the second buffer. */
+	op = (struct io_op){ .req = { .niov = 3 }, .len = 12288, .done = 5000 };
+	op.req.iov[0] = (struct iovec){ (void *)0x10000, 4096 };
+	op.req.iov[1] = (struct iovec){ (void *)0x20000, 4096 };
+	op.req.iov[2] = (struct iovec){ (void *)0x30000, 4096 };
+	dsfs_io_rest(&op);
+	CHECK(op.nrest == 2 && op.rest[0].iov_base == (void *)(0x20000 + 904) &&
+	      op.rest[0].iov_len == 3192 &&
+	      op.rest[1].iov_base == (void *)0x30000 &&
+	      op.rest[1].iov_len == 4096);
 }
 
 static void test_bad_cfg(struct ctx *c)
@@ -874,6 +940,9 @@ int main(void)
 	test_errors(c, true);
 	test_fault(c, false);
 	test_fault(c, true);
+	test_scatter(c, false, false);
+	test_scatter(c, false, true);
+	test_scatter(c, true, false);
 	test_shutdown(c, false);
 	test_shutdown(c, true);
 	test_fixed_pieces(c);

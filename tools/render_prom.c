@@ -63,6 +63,9 @@ static const struct metric metrics[] = {
 	  "Cache memory holding file data." },
 	{ "cache.entries", "dsfs_cache_entries", GAUGE,
 	  "Cache entries (chunks of up to 2 MiB) holding memory." },
+	{ "cache.scattered", "dsfs_cache_scattered_total", COUNTER,
+	  "Cache entries placed in several runs of pages (free memory "
+	  "not contiguous)." },
 	{ "cache.rejections", "dsfs_cache_rejections_total", COUNTER,
 	  "Chunks the cache refused to admit." },
 	{ "cache.invalidations", "dsfs_cache_invalidations_total", COUNTER,
