@@ -747,12 +747,14 @@ static void test_stress(void)
 		pthread_join(w[i].tid, NULL);
 	dsfs_cache_get_stats(st.f.cache, &s);
 	printf("stress: %u ops x %d threads: %llu entries, %llu evictions, "
-	       "%llu rejections, %llu invalidations\n",
+	       "%llu rejections, %llu invalidations, %llu in several runs\n",
 	       st.ops, ST_THREADS, (unsigned long long)s.entries,
 	       (unsigned long long)s.evictions,
 	       (unsigned long long)s.rejections,
-	       (unsigned long long)s.invalidations);
+	       (unsigned long long)s.invalidations,
+	       (unsigned long long)s.scattered);
 	CHECK(s.evictions > 0 && s.invalidations > 0 && !s.verify_failures);
+	CHECK(s.scattered > 0); /* the bytes checked spanned runs too */
 	for (i = 0; i < ST_FILES; i++)
 		dsfs_cache_invalidate(st.f.cache, 7, 100 + i);
 	dsfs_cache_get_stats(st.f.cache, &s);
