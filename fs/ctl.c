@@ -52,6 +52,8 @@ struct dsfs_ctl {
 	struct plan_gen *gen;	/* the plan in force once changed; NULL:
 				   the mount's (fs->opts.plan) */
 	char error[512];	/* the last refused command's message */
+	uint64_t reports;	/* the latest report number of the plans
+				   replaced (dsfs_sched_reports) */
 };
 
 static void gen_free(struct plan_gen *g)
@@ -280,7 +282,12 @@ static void swap_plan(struct dsfs_fs *fs, struct plan_gen *g,
 		 * scheduler's reads in flight bring in is not counted. */
 		dsfs_sched_get_stats(old, &st);
 		dsfs_count(&fs->counters.prefetch_bytes, st.prefetch_bytes);
+		fs->ctl->reports = dsfs_sched_reports(old);
 	}
+	/* No worker reports under plan_lock: the inodes' report numbers
+	 * (dsfs_note_access) stay comparable across plans, and plan off. */
+	if (s)
+		dsfs_sched_number_from(s, fs->ctl->reports);
 	/* read.c tests it without plan_lock, as a flag: an atomic store
 	 * keeps that read whole; no ordering is needed for a flag. */
 	__atomic_store_n(&fs->sched, s, __ATOMIC_RELAXED);

@@ -997,6 +997,18 @@ bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq, uint64_t within)
 	return __atomic_load_n(&s->reports, __ATOMIC_RELAXED) - seq <= within;
 }
 
+/* Relaxed, both: no report is under way (the caller's word), and
+ * dsfs_sched_recent reads the count without a lock. */
+uint64_t dsfs_sched_reports(const struct dsfs_sched *s)
+{
+	return __atomic_load_n(&s->reports, __ATOMIC_RELAXED);
+}
+
+void dsfs_sched_number_from(struct dsfs_sched *s, uint64_t n)
+{
+	__atomic_store_n(&s->reports, n, __ATOMIC_RELAXED);
+}
+
 /* One rank's part of the stats.  Called with s->lock held. */
 static void rank_stats_locked(struct dsfs_sched *s, struct srank *r,
 			      struct dsfs_sched_rank_stats *rs)

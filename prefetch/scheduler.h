@@ -115,6 +115,15 @@ uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 			   uint64_t *seq);
 /* Whether report seq is among the latest `within`.  Any thread, no lock. */
 bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq, uint64_t within);
+/*
+ * The number of s's latest report (0: none yet); and, for a scheduler that
+ * replaces others (a new plan), numbering its reports on from n, the
+ * highest number they gave, so that report numbers kept from before (an
+ * inode's last report) do not look recent again as s counts up from 0.
+ * No report may be under way on s meanwhile.
+ */
+uint64_t dsfs_sched_reports(const struct dsfs_sched *s);
+void dsfs_sched_number_from(struct dsfs_sched *s, uint64_t n);
 void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st);
 
 #endif

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not; a wrong seed is noticed, logged and stops the prefetch.
+# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too; a wrong seed is noticed, logged and stops the prefetch.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -64,6 +64,31 @@ say "$acc0 accesses in epoch 0 (of $files opens), $((acc - acc0)) in epoch 1 ($w
 ((acc0 == files)) || fail "the plan saw $acc0 of epoch 0's $files opens"
 ((acc - acc0 <= want && acc - acc0 >= want - near)) ||
 	fail "the plan saw $((acc - acc0)) of epoch 1's opens, expected $((want - near))-$want"
+unmount_dsfs "$MNT"
+
+# A file whose open was reported by its lookup, with no read since, is
+# reported again by the read from offset 0 of a later open that makes no
+# lookup, once the lookup's report is more than 1024 reports old.  A new
+# plan (the control channel) must not number its reports from 0 again,
+# which would make that old report look recent and silence the read.
+say "a new plan keeps numbering reports: an old lookup's report does not silence a later read"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=32M,push=off,$PLAN"
+x=$(cd "$SRC/train" && find . -type f -size +0 -printf '%P\n' | sort | sed -n 1p)
+others=$(cd "$SRC/train" && find . -type f -printf '%P\n' | grep -vxF "$x")
+exec 3<"$MNT/train/$x" # its lookup reports first; the fd keeps its dentry
+stat_others() { (cd "$MNT/train" && xargs -d '\n' stat --format=%s >/dev/null) <<<"$others"; }
+stat_others
+echo 2 >/proc/sys/vm/drop_caches # the other dentries go, not x's
+stat_others # over 1024 reports since x's
+getfattr --absolute-names --only-values -n "user.dsfs.plan=seed=7" "$MNT" >/dev/null
+echo 2 >/proc/sys/vm/drop_caches
+stat "$MNT/train/$(head -n 1 <<<"$others")" >/dev/null # the new plan's first report
+acc0=$(stat_of plan.accesses)
+cat "$MNT/train/$x" >/dev/null # no lookup: the read reports the open
+acc=$(stat_of plan.accesses)
+exec 3<&-
+say "plan.accesses $acc0 before the read of $x, $acc after"
+((acc == acc0 + 1)) || fail "the read of $x after a new plan was not reported ($acc0 -> $acc accesses)"
 unmount_dsfs "$MNT"
 
 say "wrong seed: the plan is abandoned and prefetching stops"
