@@ -100,7 +100,8 @@ struct dsfs_cache {
 	uint64_t evictions, rejections, invalidations, verify_failures;
 	uint64_t evicted_unused_bytes;
 	uint64_t scattered;		/* entries placed in several runs */
-					/* relaxed atomic counters */
+					/* (all these: relaxed atomic
+					   counters) */
 	struct dsfs_sketch sketch;
 	uint32_t shard_period;		/* accesses per shard per ageing tick;
 					   relaxed atomic */

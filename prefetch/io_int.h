@@ -67,7 +67,8 @@ struct io_op *dsfs_io_wait_one(struct dsfs_io *io);
  * complete, with op->result set.  May fstat(2) the fd after a short read.
  */
 bool dsfs_io_advance(struct io_op *op, int res);
-/* Set op->rest and op->nrest to the buffers still to fill (>= 1). */
+/* Set op->rest and op->nrest to the buffers still to fill (the parts of
+ * req.iov past its first op->done bytes). */
 void dsfs_io_rest(struct io_op *op);
 /* Put the fd back, count, call done(arg, op->result), free op. */
 void dsfs_io_finish(struct dsfs_io *io, struct io_op *op);

@@ -40,12 +40,12 @@
 #include "io.h"
 #include "layout.h"
 #include "plan.h"
+#include "seek.h"
+#include "tracker.h"
 
 /* A fill reads a cache entry's runs in one request. */
 _Static_assert(DSFS_IO_MAX_IOV >= DSFS_CACHE_MAX_RUNS,
 	       "an I/O request must hold an entry's runs");
-#include "seek.h"
-#include "tracker.h"
 
 struct dsfs_sched;
 
