@@ -218,20 +218,18 @@ int64_t dsfs_alloc_get(struct dsfs_alloc *a, uint32_t n)
 
 int64_t dsfs_alloc_get_upto(struct dsfs_alloc *a, uint32_t n, uint32_t *got)
 {
-	uint32_t run, size;
+	int64_t r = dsfs_alloc_get(a, n);
+	uint32_t run;
 
-	if (n < 1 || n > DSFS_ALLOC_MAX_PAGES)
-		return -EINVAL;
-	run = find_fit(a, n);
-	if (run == NIL) {
-		run = find_large(a);
-		if (run == NIL)
-			return -ENOSPC;
-		size = a->tag[run] & ~RUN_FREE;
-		n = size < n ? size : n;
-	}
-	*got = n;
-	return take(a, run, n);
+	if (r >= 0)
+		*got = n;
+	if (r != -ENOSPC)
+		return r;
+	run = find_large(a); /* every free run is shorter than n */
+	if (run == NIL)
+		return -ENOSPC;
+	*got = a->tag[run] & ~RUN_FREE;
+	return take(a, run, *got);
 }
 
 void dsfs_alloc_put(struct dsfs_alloc *a, uint32_t first, uint32_t n)

@@ -263,13 +263,13 @@ static ssize_t read_around(struct dsfs_fs *fs, const struct dsfs_inode *in,
 			 (uint64_t)w.result - (off - start) : len);
 }
 
-/* One chunk's part of a reply: in a pinned entry (up to one iovec per
- * run of its memory) or in a temporary buffer (one iovec). */
+/* One chunk's part of a reply: len bytes from byte `at` of a pinned
+ * entry, or at data in a temporary buffer (read around the cache). */
 struct piece {
 	struct dsfs_cache_entry *e;
 	char *tmp;
-	struct iovec iov[DSFS_CACHE_MAX_RUNS];
-	unsigned niov;
+	const char *data;
+	uint32_t at;
 	size_t len;
 };
 
@@ -329,16 +329,12 @@ static int serve_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
 	int err = get_ready(fs, in, size, chunk, p, waited, missed);
 
 	if (err == -ENOSPC) {
-		const char *data;
-		ssize_t n = read_around(fs, in, off, want, &p->tmp, &data);
+		ssize_t n = read_around(fs, in, off, want, &p->tmp, &p->data);
 
 		*waited = true;
 		if (n < 0)
 			return (int)n;
 		p->len = (size_t)n;
-		p->iov[0].iov_base = (void *)data;
-		p->iov[0].iov_len = p->len;
-		p->niov = 1;
 		dsfs_count(&fs->counters.bypass_bytes, (uint64_t)n);
 		return 0;
 	}
@@ -350,12 +346,11 @@ static int serve_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
 			 in->name, (unsigned long long)chunk);
 		return err;
 	}
+	p->at = in_chunk;
 	p->len = dsfs_cache_len(p->e) > in_chunk ?
 			 dsfs_cache_len(p->e) - in_chunk : 0;
 	if (p->len > want)
 		p->len = want;
-	p->niov = dsfs_cache_iov(fs->cache, p->e, in_chunk, (uint32_t)p->len,
-				 p->iov);
 	return 0;
 }
 
@@ -501,7 +496,7 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct piece p[MAX_CHUNKS_PER_READ] = { { 0 } };
 	struct iovec iov[MAX_CHUNKS_PER_READ * DSFS_CACHE_MAX_RUNS];
 	bool waited = false, missed = false;
-	unsigned n = 0, niov = 0, i, j;
+	unsigned n = 0, niov = 0, i;
 	size_t total = 0;
 	int err;
 
@@ -532,9 +527,16 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (err) {
 		fuse_reply_err(req, -err);
 	} else {
-		for (i = 0; i < n; i++) {
-			for (j = 0; j < p[i].niov; j++)
-				iov[niov++] = p[i].iov[j];
+		for (i = 0; i < n; i++) { /* an entry: one iovec per run */
+			if (p[i].e) {
+				niov += dsfs_cache_iov(fs->cache, p[i].e,
+						       p[i].at,
+						       (uint32_t)p[i].len,
+						       iov + niov);
+			} else {
+				iov[niov].iov_base = (void *)p[i].data;
+				iov[niov++].iov_len = p[i].len;
+			}
 			total += p[i].len;
 		}
 		fuse_reply_iov(req, iov, (int)niov);

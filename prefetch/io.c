@@ -144,17 +144,15 @@ int dsfs_io_submit_many(struct dsfs_io *io, const struct dsfs_io_req *reqs,
 
 	if (!n)
 		return 0;
-	for (i = 0; i < n; i++)
-		if (req_len(&reqs[i]) < 0)
-			return -EINVAL;
 	for (i = n; i > 0; i--) { /* back to front: first = reqs[0] */
-		op = malloc(sizeof(*op));
+		int64_t len = req_len(&reqs[i - 1]);
+
+		op = len < 0 ? NULL : malloc(sizeof(*op));
 		if (!op) {
-			err = -ENOMEM;
+			err = len < 0 ? -EINVAL : -ENOMEM;
 			break;
 		}
-		*op = (struct io_op){ .req = reqs[i - 1],
-				      .len = (uint32_t)req_len(&reqs[i - 1]),
+		*op = (struct io_op){ .req = reqs[i - 1], .len = (uint32_t)len,
 				      .next = first };
 		first = op;
 		if (!last)
