@@ -33,19 +33,43 @@ void dsfs_log_to_syslog(void)
 	log_syslog = true;
 }
 
+/*
+ * Copy msg into out (4 * strlen(msg) + 1 bytes) with every control byte
+ * written as \xNN: messages quote what users gave (commands, file names),
+ * and one message must stay one line that nobody can forge another after.
+ */
+static void escape(const char *msg, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)msg; *p; p++) {
+		if (*p >= 0x20 && *p != 0x7f) {
+			*out++ = (char)*p;
+			continue;
+		}
+		*out++ = '\\';
+		*out++ = 'x';
+		*out++ = hex[*p >> 4];
+		*out++ = hex[*p & 15];
+	}
+	*out = '\0';
+}
+
 void dsfs_log(enum dsfs_log_level level, const char *fmt, ...)
 {
 	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	char msg[1024];
+	char msg[1024], out[4 * sizeof(msg)];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	escape(msg, out);
 	if (log_syslog)
-		syslog(prio[level], "%s", msg);
+		syslog(prio[level], "%s", out);
 	else
-		fprintf(stderr, "dsfs: %s\n", msg);
+		fprintf(stderr, "dsfs: %s\n", out);
 }
 
 /*

@@ -76,6 +76,11 @@ refused "dataset=x" "Invalid argument" "dataset=x: cannot change without remount
 refused "cache_size=1G" "Invalid argument" "cache_size=1G: cannot change without remounting"
 refused "seed" "Invalid argument" "seed needs a value"
 refused "seed=1,epoch=2,seed=3" "Invalid argument" "seed given twice"
+# A command is quoted in the log: its control bytes must not start a line
+# of their own (one that could pass for the daemon's).
+! ctl $'seed=1\ndsfs: forged\e[2J' >/dev/null 2>&1 || fail "a command with a newline was accepted"
+log_has "$MNT" 'seed=1\x0adsfs: forged\x1b[2J' || fail "the refused command's control bytes are not escaped in the log"
+! grep -q $'^dsfs: forged\|\e' "${DSFS_LOG[$MNT]}" || fail "a command's newline or escape reached the log"
 before=$(stat_of plan.options)
 "$STATS" --set "$LISTING" "$MNT" >/dev/null || fail "restating $LISTING was refused"
 [[ $(stat_of plan.options) == "$before" ]] || fail "restating $LISTING changed the plan"
