@@ -358,6 +358,8 @@ static int validate_plan(struct dsfs_opts *o)
 {
 	char why[512];
 
+	if (o->plan_opts.dataset) /* "train/" and "./train" name "train" */
+		dsfs_parse_tidy_path(o->plan_opts.dataset);
 	if (dsfs_plan_cfg_parse(&o->plan_opts, &o->plan, why, sizeof(why))) {
 		fprintf(stderr, "dsfs: %s\n", why);
 		return -1;
@@ -581,6 +583,8 @@ int dsfs_opts_parse_plan_cmd(const char *cmd, struct dsfs_plan_opts *plan,
 	} else {
 		*plan = c.o.plan_opts;
 		memset(&c.o.plan_opts, 0, sizeof(c.o.plan_opts));
+		if (plan->dataset)
+			dsfs_parse_tidy_path(plan->dataset);
 	}
 	fuse_opt_free_args(&args);
 	dsfs_opts_free(&c.o);

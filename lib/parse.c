@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,4 +114,31 @@ void dsfs_parse_oneline(char *s)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			*s = '?';
 	}
+}
+
+void dsfs_parse_tidy_path(char *s)
+{
+	char *out = s;
+	const char *p = s;
+	bool absolute = *s == '/';
+
+	if (!*s)
+		return;
+	if (absolute)
+		*out++ = *p++;
+	while (*p) {
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+
+		if (n && !(n == 1 && *p == '.')) {
+			if (out > s + absolute)
+				*out++ = '/';
+			memmove(out, p, n);
+			out += n;
+		}
+		p = *end ? end + 1 : end;
+	}
+	if (out == s)
+		*out++ = '.';
+	*out = '\0';
 }

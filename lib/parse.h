@@ -28,4 +28,11 @@ int dsfs_parse_size(const char *s, uint64_t total, uint64_t *out);
  */
 void dsfs_parse_oneline(char *s);
 
+/*
+ * Writes a relative or absolute path in its plain form, in place: no empty
+ * or "." components, no trailing slash ("./train//" -> "train", "./" ->
+ * "."); ".." is kept for the caller to judge.  An empty s stays empty.
+ */
+void dsfs_parse_tidy_path(char *s);
+
 #endif

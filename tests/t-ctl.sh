@@ -53,7 +53,8 @@ refused() {
 }
 
 say "a new seed and epoch on a mounted plan are followed (32 MiB cache, ~80 MB of data)"
-mount_dsfs "$SRC" "$MNT" -o "allow_other,cache_size=32M,sampler=python-shuffle,seed=5,$LISTING"
+# dataset= spelt ./train/ names the same directory as train (LISTING).
+mount_dsfs "$SRC" "$MNT" -o "allow_other,cache_size=32M,sampler=python-shuffle,seed=5,layout=sorted,dataset=./train/"
 ctl "seed=7,epoch=1" >"$WORK/reply"
 grep -qx 'plan.seed 7' "$WORK/reply" || fail "reply: $(cat "$WORK/reply")"
 n=$(grep -c 'command "seed=7,epoch=1"' "${DSFS_LOG[$MNT]}" || true)

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "parse.h"
 #include "unit-check.h"
@@ -71,9 +73,41 @@ static void test_size(void)
 	CHECK(dsfs_parse_size("99999999999999999999", 0, &v) == -ERANGE);
 }
 
+/* tidy(in) is want. */
+static void check_tidy(const char *in, const char *want)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%s", in);
+	dsfs_parse_tidy_path(buf);
+	if (strcmp(buf, want))
+		fprintf(stderr, "tidy(\"%s\") = \"%s\", want \"%s\"\n", in, buf,
+			want);
+	CHECK(!strcmp(buf, want));
+}
+
+static void test_tidy_path(void)
+{
+	check_tidy("", "");
+	check_tidy("train", "train");
+	check_tidy("train/", "train");
+	check_tidy("./train", "train");
+	check_tidy("./train//", "train");
+	check_tidy("a//b/./c/.", "a/b/c");
+	check_tidy(".", ".");
+	check_tidy("./", ".");
+	check_tidy(".//./", ".");
+	check_tidy("..//x/", "../x");
+	check_tidy("a/../b", "a/../b");
+	check_tidy(".hidden/..x", ".hidden/..x");
+	check_tidy("/", "/");
+	check_tidy("//abs//p/", "/abs/p");
+}
+
 int main(void)
 {
 	test_u64();
+	test_tidy_path();
 	test_seconds();
 	test_size();
 	return UNIT_DONE();
