@@ -89,6 +89,8 @@ struct dsfs_fs {
 	 * pages; bumped before and after.  Read by push.c. */
 	uint64_t fresh_gen;
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
+	uint64_t opens;			/* relaxed atomic: -o direct_io's
+					   opens so far, their handles */
 	bool readahead_tuned;		/* relaxed atomic: see readahead.c */
 	struct timespec started;	/* CLOCK_MONOTONIC at fs_init */
 	struct dsfs_ratelimit read_errors_log;	/* failed reads' messages */

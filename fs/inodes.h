@@ -44,6 +44,9 @@ struct dsfs_inode {
 	uint64_t report_seq;		/* the scheduler's number of the
 					   latest report of an open of this
 					   file, + 1 (0: none) */
+	uint64_t reported_open;		/* with -o direct_io: the open (its
+					   file handle) whose read from
+					   offset 0 was reported last */
 	uint32_t lookup_state;		/* enum dsfs_lookup_state */
 	char name[];			/* "" for the root */
 };
@@ -56,6 +59,7 @@ struct dsfs_inode {
 enum dsfs_lookup_state {
 	DSFS_LOOKUP_NONE,	/* no lookup since the last read from 0 */
 	DSFS_LOOKUP_REPLIED,	/* replied to, not reported yet */
+	DSFS_LOOKUP_REPORTING,	/* the lookup is reporting it */
 	DSFS_LOOKUP_REPORTED,	/* reported; its read from 0 not seen yet */
 };
 

@@ -150,6 +150,8 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct dsfs_fs *fs = dsfs_req_fs(req);
 	struct dsfs_inode *dir = dsfs_req_inode(req, parent), *in;
+	uint32_t replied = DSFS_LOOKUP_REPLIED,
+		 reporting = DSFS_LOOKUP_REPORTING;
 	struct fuse_entry_param e;
 	char path[PATH_MAX];
 	struct stat st;
@@ -190,15 +192,14 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			 __ATOMIC_SEQ_CST);
 	fuse_reply_entry(req, &e);
 	/* An open looks the name up first: report it now, unless the read
-	 * from offset 0 that follows (dsfs_op_read) came first and did.  A
-	 * read that comes while this reports takes the state back to NONE
-	 * and reports too: the scheduler drops the repeat. */
-	if (__atomic_load_n(&in->lookup_state, __ATOMIC_SEQ_CST) ==
-	    DSFS_LOOKUP_REPLIED) {
-		uint32_t replied = DSFS_LOOKUP_REPLIED;
-
+	 * from offset 0 that follows (dsfs_op_read) came first and did.
+	 * Whichever of the two takes the state from REPLIED reports; a read
+	 * that comes while this reports leaves it to this report. */
+	if (__atomic_compare_exchange_n(&in->lookup_state, &replied,
+					DSFS_LOOKUP_REPORTING, false,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 		dsfs_note_access(fs, in, false);
-		__atomic_compare_exchange_n(&in->lookup_state, &replied,
+		__atomic_compare_exchange_n(&in->lookup_state, &reporting,
 					    DSFS_LOOKUP_REPORTED, false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	}
@@ -321,6 +322,9 @@ static void dsfs_op_open(fuse_req_t req, fuse_ino_t ino,
 	}
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
+	/* Numbered, so that the plan hears of each open once (read.c) */
+	fi->fh = __atomic_add_fetch(&dsfs_req_fs(req)->opens, 1,
+				    __ATOMIC_RELAXED);
 	fuse_reply_open(req, fi);
 }
 

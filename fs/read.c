@@ -138,6 +138,28 @@ static uint64_t plan_when(const struct dsfs_inode *in)
 	return __atomic_load_n(&in->plan_when, __ATOMIC_RELAXED);
 }
 
+/*
+ * A file opened and read from its start: the plan's signal, unless the
+ * lookup of this open gave it or is giving it (dsfs_op_lookup).  A lookup
+ * that has not reported yet leaves it to this read, so that the read finds
+ * the next use the report brings.  With -o direct_io every read reaches the
+ * daemon: one from offset 0 again in the same open (a loader that reads a
+ * header, seeks back and reads all) is not another open.
+ */
+static void report_open(struct dsfs_fs *fs, struct dsfs_inode *in,
+			const struct fuse_file_info *fi)
+{
+	uint32_t was;
+
+	if (fi->fh && __atomic_exchange_n(&in->reported_open, fi->fh,
+					  __ATOMIC_RELAXED) == fi->fh)
+		return;
+	was = __atomic_exchange_n(&in->lookup_state, DSFS_LOOKUP_NONE,
+				  __ATOMIC_SEQ_CST);
+	if (was != DSFS_LOOKUP_REPORTING)
+		dsfs_note_access(fs, in, was == DSFS_LOOKUP_REPORTED);
+}
+
 /* Fetch chunk ahead of any reader if absent; never waits. */
 static void prefetch_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
 			   uint64_t size, uint64_t chunk)
@@ -501,16 +523,8 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	int err;
 
 	dsfs_readahead_tune(fs); /* opens after READDIRPLUS skip LOOKUP */
-	/* A file opened and read from its start: the plan's signal, unless
-	 * the lookup of this open gave it already.  A lookup that has not
-	 * reported yet leaves it to this read, so that the read finds the
-	 * next use the report brings. */
 	if (!off)
-		dsfs_note_access(fs, in,
-				 __atomic_exchange_n(&in->lookup_state,
-						     DSFS_LOOKUP_NONE,
-						     __ATOMIC_SEQ_CST) ==
-					 DSFS_LOOKUP_REPORTED);
+		report_open(fs, in, fi);
 	err = serve_range(fs, in, fsize, (uint64_t)off, size, p, &n, &pos,
 			  &waited, &missed);
 	if (!err && pos < (uint64_t)off + size && n < MAX_CHUNKS_PER_READ &&

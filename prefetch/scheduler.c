@@ -26,8 +26,6 @@
 #include "scheduler.h"
 #include "seek.h"
 
-#define RECENT 1024
-#define REPEAT_WINDOW 32
 
 /* One local rank's loader and how far the scheduler got ahead of it. */
 struct srank {
@@ -61,11 +59,8 @@ struct dsfs_sched {
 	size_t prefix_len;		/* strlen(dataset "/"), 0 for "." */
 	uint64_t prefetch_bytes;	/* relaxed atomic */
 	uint64_t prefetch_errors;	/* relaxed atomic */
-	/* One open may show up as more than one first read: the tracker
-	 * must see it once.  Per index modulo RECENT, the index (+1) and the
-	 * report number when it was last reported; a repeat within
-	 * REPEAT_WINDOW reports is dropped.  Protected by lock. */
-	uint64_t recent[RECENT][2];
+	/* Reports so far (every open the daemon hears of is one: fs/ reports
+	 * each open once).  Written under lock. */
 	uint64_t reports;
 	struct dsfs_ratelimit log_rl;	/* log_change_locked's lines */
 	struct dsfs_seek *seek;		/* seed=discover, else NULL; lock */
@@ -963,7 +958,7 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 			   uint64_t *seq)
 {
-	uint64_t idx, *r, when;
+	uint64_t idx, when;
 
 	*seq = __atomic_load_n(&s->reports, __ATOMIC_RELAXED);
 	if (s->prefix_len) {
@@ -975,18 +970,10 @@ uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 	if (dsfs_layout_lookup(s->cfg.layout, path, &idx))
 		return DSFS_CACHE_NEVER;
 	pthread_mutex_lock(&s->lock);
-	r = s->recent[idx % RECENT];
 	/* Relaxed: dsfs_sched_recent reads it without the lock. */
 	__atomic_store_n(&s->reports, s->reports + 1, __ATOMIC_RELAXED);
 	*seq = s->reports;
-	/* seed=discover: an epoch whose first opens were among the last
-	 * REPEAT_WINDOW of the one before loses them here, and its search
-	 * then finds nothing (the next epoch searches again). */
-	if (r[0] != idx + 1 || s->reports - r[1] > REPEAT_WINDOW) {
-		r[0] = idx + 1; /* +1: 0 means empty */
-		r[1] = s->reports;
-		access_locked(s, idx);
-	}
+	access_locked(s, idx);
 	when = next_use_locked(s, idx);
 	pthread_mutex_unlock(&s->lock);
 	return when;

@@ -106,7 +106,8 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out);
 void dsfs_sched_stop(struct dsfs_sched *s);
 /*
  * The loader opened path (relative to SOURCE); ignored outside the plan's
- * dataset directory.  Returns the plan time of that sample's next read
+ * dataset directory.  One call per open: the caller tells a second open
+ * from a second read of the same one.  Returns the plan time of that sample's next read
  * after this one, for dsfs_cache_get_at() on the reader's lookups
  * (DSFS_CACHE_NEVER: not a planned sample, or no plan followed), and sets
  * *seq to this report's number, for dsfs_sched_recent().
