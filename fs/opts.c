@@ -57,6 +57,8 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	{ "drop_last", offsetof(struct dsfs_opts, plan_opts.drop_last), 1 },
 	{ "persistent_workers",
 	  offsetof(struct dsfs_opts, plan_opts.persistent_workers), 1 },
+	{ "sampler_generator",
+	  offsetof(struct dsfs_opts, plan_opts.sampler_generator), 1 },
 	{ "--print-plan", offsetof(struct dsfs_opts, print_plan), 1 },
 	FUSE_OPT_KEY("-f", KEY_FOREGROUND),
 	FUSE_OPT_KEY("-d", KEY_DEBUG),
@@ -137,6 +139,8 @@ static void usage(const char *prog)
 	       "                           (default all)\n"
 	       "    -o drop_last           torch-distributed: drop_last=True\n"
 	       "    -o persistent_workers  torch-random: persistent_workers=True\n"
+	       "    -o sampler_generator   torch-random: the generator is given to\n"
+	       "                           RandomSampler only, not to DataLoader\n"
 	       "    -o discover_threads=N  seed=discover: search threads (default:\n"
 	       "                           the CPUs), at idle priority\n"
 	       "    -o discover_range=A-B  seed=discover: search seeds A to B-1 only\n"
@@ -488,7 +492,7 @@ enum dsfs_opts_result dsfs_opts_parse(int argc, char **argv,
 
 /* What a plan-change command may give (see ctl.c for layout, dataset and
  * list, which only a mount without a plan yet accepts). */
-#define CMD_OPTS "sampler, seed, epoch, world, rank, ranks, drop_last, persistent_workers, discover_threads and discover_range"
+#define CMD_OPTS "sampler, seed, epoch, world, rank, ranks, drop_last, persistent_workers, sampler_generator, discover_threads and discover_range"
 
 /* A command being parsed: fuse_opt stores values at the table's offsets
  * from the start of the data pointer, hence `o` first. */

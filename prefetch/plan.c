@@ -45,6 +45,7 @@ static const char *stray_option(const struct dsfs_plan_opts *o)
 	       o->world ? "world" : o->rank ? "rank" : o->ranks ? "ranks" :
 	       o->drop_last ? "drop_last" :
 	       o->persistent_workers ? "persistent_workers" :
+	       o->sampler_generator ? "sampler_generator" :
 	       o->discover_threads ? "discover_threads" :
 	       o->discover_range ? "discover_range" : NULL;
 }
@@ -192,6 +193,8 @@ static int parse_discover(const struct dsfs_plan_opts *o,
 			      o->epoch);
 	if (o->persistent_workers)
 		return refuse(why, whylen, "persistent_workers means nothing with seed=discover: the sampler seeds a fresh generator every epoch");
+	if (o->sampler_generator)
+		return refuse(why, whylen, "sampler_generator means nothing with seed=discover: the sampler seeds a fresh generator every epoch");
 	if (o->discover_threads) {
 		if (dsfs_parse_u64(o->discover_threads, 1,
 				   DSFS_DISCOVER_MAX_THREADS, &v))
@@ -251,6 +254,9 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 	if (o->persistent_workers && s->kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return refuse(why, whylen, "persistent_workers applies only to sampler=torch-random");
 	s->persistent_workers = o->persistent_workers != 0;
+	if (o->sampler_generator && s->kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return refuse(why, whylen, "sampler_generator applies only to sampler=torch-random");
+	s->sampler_generator = o->sampler_generator != 0;
 	err = parse_discover(o, c, why, whylen);
 	if (!err)
 		err = parse_distributed(o, c, why, whylen);
@@ -321,6 +327,8 @@ int dsfs_plan_opts_merge(struct dsfs_plan_opts *dst,
 	dst->drop_last = over->drop_last || base->drop_last;
 	dst->persistent_workers = over->persistent_workers ||
 				  base->persistent_workers;
+	dst->sampler_generator = over->sampler_generator ||
+				 base->sampler_generator;
 	return 0;
 }
 
@@ -367,6 +375,8 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 	}
 	if (s->persistent_workers)
 		fprintf(f, ",persistent_workers");
+	if (s->sampler_generator)
+		fprintf(f, ",sampler_generator");
 	if (c->discover_threads)
 		fprintf(f, ",discover_threads=%u", c->discover_threads);
 	if (c->discover && (c->discover_first || c->discover_end !=

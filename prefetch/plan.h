@@ -25,7 +25,7 @@ struct dsfs_plan_opts {
 	char *sampler, *seed, *epoch, *layout, *dataset, *list;
 	char *world, *rank, *ranks;
 	char *discover_threads, *discover_range;
-	int drop_last, persistent_workers;
+	int drop_last, persistent_workers, sampler_generator;
 };
 
 struct dsfs_plan_cfg {

@@ -175,16 +175,19 @@ static void torch_randperm(struct dsfs_mt19937 *mt, uint32_t *a, uint32_t n)
  * seed (one random64 = 2 outputs; only the first creation with persistent
  * workers, where later epochs reuse the iterator), then randperm(n) (n - 1),
  * then at the end of the epoch the sampler's unused second randperm (n - 1).
+ * A generator given to the sampler alone gives no base seed: the DataLoader
+ * draws it from torch's global generator.
  */
 static int torch_random_skip(const struct dsfs_sampler_cfg *cfg, uint32_t n,
 			     uint64_t epoch, uint64_t *skip)
 {
 	uint64_t per_epoch = 2 * (uint64_t)(n - 1), s;
+	bool base_seed = !cfg->sampler_generator;
 
-	if (!cfg->persistent_workers)
+	if (base_seed && !cfg->persistent_workers)
 		per_epoch += 2;
 	if (__builtin_mul_overflow(epoch, per_epoch, &s) ||
-	    __builtin_add_overflow(s, 2, &s))
+	    __builtin_add_overflow(s, base_seed ? 2 : 0, &s))
 		return -EOVERFLOW;
 	*skip = s;
 	return 0;

@@ -43,6 +43,10 @@ struct dsfs_sampler_cfg {
 	enum dsfs_sampler kind;
 	struct dsfs_seed seed;	 /* unused by none and sequential */
 	bool persistent_workers; /* torch-random: persistent_workers=True */
+	bool sampler_generator;	 /* torch-random: the generator is the
+				    sampler's alone (RandomSampler(ds,
+				    generator=g) in a DataLoader given no
+				    generator=): no base seed drawn from it */
 	uint32_t world;		 /* torch-distributed: num_replicas, >= 1 */
 	bool drop_last;		 /* torch-distributed: drop_last */
 };
@@ -82,8 +86,9 @@ int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
  *   sequential: 0 .. n-1.
  *   torch-random: epochs counted from the generator's creation: the outputs
  *     earlier epochs drew are skipped (per epoch: one random64 for the
- *     workers' base seed, drawn once only with persistent_workers, then
- *     randperm(n) and a second, unused randperm(n) when the epoch ends).
+ *     workers' base seed, drawn once only with persistent_workers, never
+ *     with sampler_generator, then randperm(n) and a second, unused
+ *     randperm(n) when the epoch ends).
  *   torch-distributed: what rank `rank` of cfg->world reads, padding repeats
  *     included (or trimmed with drop_last): *count = num_samples, which may
  *     differ from n.

@@ -65,6 +65,7 @@ bad world=N "$SRC" "$MNT" -o sampler=torch-distributed,seed=1,ranks=0-1
 bad ranks=3-1 "$SRC" "$MNT" -o sampler=torch-distributed,seed=1,world=4,ranks=3-1
 bad world= "$SRC" "$MNT" -o sampler=torch-random,seed=1,world=2
 bad persistent_workers "$SRC" "$MNT" -o sampler=python-shuffle,seed=1,persistent_workers
+bad sampler_generator "$SRC" "$MNT" -o sampler=numpy-permutation,seed=1,sampler_generator
 bad "layout=list needs list=" "$SRC" "$MNT" -o sampler=sequential,layout=list
 bad seed=-1 "$SRC" "$MNT" -o sampler=numpy-permutation,seed=-1
 bad epoch=soon "$SRC" "$MNT" -o sampler=sequential,epoch=soon

@@ -41,16 +41,22 @@ class Idx(torch.utils.data.Dataset):
 def emit(args, order):
     print(args + "\t" + "\x1f".join(paths[i] for i in order))
 
+# The generator given to the DataLoader (shuffle=True), or to the sampler
+# alone: then the loader's base seed comes from torch's global generator.
 for seed in (0, 42, -3, 2**40 + 7):
     for persistent in (False, True):
-        g = torch.Generator(); g.manual_seed(seed)
-        dl = DataLoader(Idx(), batch_size=None, shuffle=True, generator=g,
-                        num_workers=1 if persistent else 0,
-                        persistent_workers=persistent)
-        for epoch in range(3):
-            order = [int(i) for i in dl]
-            extra = ",persistent_workers" if persistent else ""
-            emit(f"sampler=torch-random,seed={seed},epoch={epoch}{extra}", order)
+        for alone in (False, True):
+            g = torch.Generator(); g.manual_seed(seed)
+            how = (dict(sampler=torch.utils.data.RandomSampler(Idx(), generator=g))
+                   if alone else dict(shuffle=True, generator=g))
+            dl = DataLoader(Idx(), batch_size=None, **how,
+                            num_workers=1 if persistent else 0,
+                            persistent_workers=persistent)
+            extra = (",persistent_workers" if persistent else "") + \
+                    (",sampler_generator" if alone else "")
+            for epoch in range(3):
+                emit(f"sampler=torch-random,seed={seed},epoch={epoch}{extra}",
+                     [int(i) for i in dl])
 for world, drop in ((3, False), (4, True)):
     for rank in range(world):
         for epoch in (0, 5):
