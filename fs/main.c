@@ -261,10 +261,11 @@ static int sched_init(struct dsfs_fs *fs)
 			 dsfs_sampler_name(p->sampler.kind), strerror(-err));
 		return err;
 	}
-	dsfs_info("plan: %s over %llu samples (layout %s of %s), epoch %s",
+	dsfs_info("plan: %s over %llu samples (layout %s of %s, %llu reached through symlinks), epoch %s",
 		  dsfs_sampler_name(p->sampler.kind),
 		  (unsigned long long)dsfs_layout_count(fs->layout),
 		  dsfs_layout_kind_name(p->layout), p->dataset,
+		  (unsigned long long)dsfs_layout_info(fs->layout)->aliases,
 		  p->epoch_auto ? "auto" : "given");
 	return 0;
 }

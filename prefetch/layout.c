@@ -263,9 +263,9 @@ int dsfs_layout_sort(struct dsfs_layout *l)
 	return 0;
 }
 
-static uint64_t path_hash(const char *path, size_t len)
+uint64_t dsfs_layout_hash(const char *path)
 {
-	return XXH3_64bits(path, len);
+	return XXH3_64bits(path, strlen(path));
 }
 
 int dsfs_layout_finish(struct dsfs_layout *l)
@@ -292,7 +292,7 @@ int dsfs_layout_finish(struct dsfs_layout *l)
 	mask = n - 1;
 	for (i = 0; i < l->count; i++) {
 		const char *s = l->arena + l->offs[i];
-		uint64_t h = path_hash(s, strlen(s)) & mask;
+		uint64_t h = dsfs_layout_hash(s) & mask;
 
 		for (; l->slots[h]; h = (h + 1) & mask) {
 			if (!strcmp(l->arena + l->offs[l->slots[h] - 1], s))
@@ -308,23 +308,29 @@ int dsfs_layout_finish(struct dsfs_layout *l)
 
 /* ---- reading ---- */
 
-int dsfs_layout_lookup(const struct dsfs_layout *l, const char *path,
-		       uint64_t *index)
+int dsfs_layout_probe(const struct dsfs_layout *l, const uint32_t *slots,
+		      uint64_t nslots,
+		      const char *(*key)(const struct dsfs_layout *, uint64_t),
+		      const char *path, uint64_t *index)
 {
-	uint64_t mask = l->nslots - 1, h;
+	uint64_t mask = nslots - 1, h;
 
-	if (!l->nslots)
+	if (!nslots)
 		return -ENOENT;
-	for (h = path_hash(path, strlen(path)) & mask; l->slots[h];
-	     h = (h + 1) & mask) {
-		uint32_t i = l->slots[h] - 1;
-
-		if (!strcmp(l->arena + l->offs[i], path)) {
-			*index = i;
+	for (h = dsfs_layout_hash(path) & mask; slots[h]; h = (h + 1) & mask) {
+		if (!strcmp(key(l, slots[h] - 1), path)) {
+			*index = slots[h] - 1;
 			return 0;
 		}
 	}
 	return -ENOENT;
+}
+
+int dsfs_layout_lookup(const struct dsfs_layout *l, const char *path,
+		       uint64_t *index)
+{
+	return dsfs_layout_probe(l, l->slots, l->nslots, dsfs_layout_path, path,
+				 index);
 }
 
 uint64_t dsfs_layout_count(const struct dsfs_layout *l)
@@ -345,7 +351,9 @@ const struct dsfs_layout_info *dsfs_layout_info(const struct dsfs_layout *l)
 size_t dsfs_layout_memory(const struct dsfs_layout *l)
 {
 	return sizeof(*l) + l->arena_cap + l->cap * (sizeof(*l->offs) +
-	       sizeof(*l->sizes)) + l->nslots * sizeof(*l->slots);
+	       sizeof(*l->sizes)) + l->nslots * sizeof(*l->slots) +
+	       l->alias_len + l->alias_nslots * sizeof(*l->alias_slots) +
+	       (l->alias_offs ? l->count * sizeof(*l->alias_offs) : 0);
 }
 
 const char *dsfs_layout_path(const struct dsfs_layout *l, uint64_t i)
@@ -396,6 +404,9 @@ void dsfs_layout_free(struct dsfs_layout *l)
 	free(l->offs);
 	free(l->sizes);
 	free(l->slots);
+	free(l->alias_arena);
+	free(l->alias_offs);
+	free(l->alias_slots);
 	free(l);
 }
 
@@ -539,6 +550,8 @@ static int build(int root_fd, const char *dataset_rel,
 			      dsfs_layout_build_walk(&c, kind == DSFS_LAYOUT_IMAGEFOLDER);
 	if (!err)
 		err = dsfs_layout_finish(c.l);
+	if (!err)
+		err = dsfs_layout_find_aliases(&c);
 	if (c.ds_fd >= 0)
 		close(c.ds_fd);
 	if (err) {

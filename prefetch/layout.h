@@ -69,6 +69,10 @@ struct dsfs_layout_info {
 	uint64_t duplicates;	/* list: lines naming an earlier line's path */
 	uint64_t empty_classes;	/* imagefolder: classes without a sample
 				   (torchvision 0.14 raises for these) */
+	uint64_t links;		/* symlinks followed to samples or their
+				   directories (a lower bound for lists) */
+	uint64_t aliases;	/* samples known by a second path, the one
+				   with every symlink resolved */
 };
 
 /* "imagefolder", "sorted", "list"; NULL for an unknown value. */
@@ -190,6 +194,19 @@ bool dsfs_layout_prefetchable(const struct dsfs_layout *layout, uint64_t i);
  */
 int dsfs_layout_lookup(const struct dsfs_layout *layout, const char *path,
 		       uint64_t *index);
+/*
+ * A sample reached through a symlink inside SOURCE (a link to a file in a
+ * pool, a class directory that is a link, DIR itself one) is opened through
+ * another path: the one with every symlink resolved, which is all the
+ * daemon sees of the loader's open.  dsfs_layout_alias() gives that path
+ * (relative to SOURCE, not DIR), or NULL when sample i has none other than
+ * DIR/its path; dsfs_layout_lookup_alias() the sample whose resolved path
+ * (relative to SOURCE) is `path`, the first one when several links lead to
+ * one file: 0 and *index, or -ENOENT.  O(1) expected.
+ */
+const char *dsfs_layout_alias(const struct dsfs_layout *layout, uint64_t i);
+int dsfs_layout_lookup_alias(const struct dsfs_layout *layout,
+			     const char *path, uint64_t *index);
 
 /*
  * Python's order of two file names or paths: <0, 0, >0 as str(a) < == >

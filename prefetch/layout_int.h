@@ -33,6 +33,13 @@ struct dsfs_layout {
 	uint64_t *sizes;	/* sample -> st_size | DSFS_LAYOUT_PREFETCH */
 	uint32_t *slots;	/* open addressing: sample + 1, 0 = empty */
 	uint64_t nslots;	/* power of two >= 2 * count */
+	/* layout_alias.c: resolved paths of the samples reached through a
+	 * symlink; all NULL when there are none. */
+	char *alias_arena;	/* "path\0", relative to SOURCE */
+	size_t alias_len;	/* bytes in alias_arena */
+	uint32_t *alias_offs;	/* sample -> arena offset + 1, 0: none */
+	uint32_t *alias_slots;	/* open addressing: sample + 1, 0 = empty */
+	uint64_t alias_nslots;	/* power of two >= 2 * info.aliases */
 	struct dsfs_layout_info info;
 };
 
@@ -101,6 +108,23 @@ int dsfs_layout_grow(void *arr, size_t *cap, size_t need, size_t elem);
  * STAT_THREADS helpers for big layouts.  0 or -ENOMEM.
  */
 int dsfs_layout_stat_pending(struct dsfs_layout_ctx *c);
+
+/* The hash of a path for the lookup tables. */
+uint64_t dsfs_layout_hash(const char *path);
+/* The sample whose key(l, sample) is path in an open-addressing table of
+ * sample + 1 keyed by dsfs_layout_hash(): 0 and *index, or -ENOENT. */
+int dsfs_layout_probe(const struct dsfs_layout *l, const uint32_t *slots,
+		      uint64_t nslots,
+		      const char *(*key)(const struct dsfs_layout *, uint64_t),
+		      const char *path, uint64_t *index);
+/*
+ * Finds the samples reached through a symlink and keeps their resolved
+ * paths (dsfs_layout_alias()).  After dsfs_layout_finish().  Costs one
+ * open and readlink per directory when DIR or a listed path may involve a
+ * link, and one lstat per sample when some sample itself may be a link
+ * (info.links); nothing for a walk that followed no link.  0 or -ENOMEM.
+ */
+int dsfs_layout_find_aliases(struct dsfs_layout_ctx *c);
 
 int dsfs_layout_build_walk(struct dsfs_layout_ctx *c, bool imagefolder);
 int dsfs_layout_build_list(struct dsfs_layout_ctx *c, const char *list_file);

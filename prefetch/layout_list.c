@@ -163,6 +163,7 @@ static int settle_one(struct listctx *x, uint64_t i)
 		return refuse(x, path, len, "names a directory, not a file",
 			      -EISDIR);
 	l->sizes[i] = dsfs_layout_sizeflag(l, &st, inside);
+	l->info.links++; /* the stat pass leaves links, and only them */
 	return 0;
 }
 

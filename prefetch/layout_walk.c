@@ -143,6 +143,8 @@ static int image_entry(struct walk *w, int dfd, const struct dirent *de,
 		type = IFTODT(st.st_mode);
 		have = true;
 	}
+	if (type == DT_LNK)
+		l->info.links++;
 	if (type == DT_LNK && !fstatat(dfd, de->d_name, &st, 0) &&
 	    S_ISDIR(st.st_mode))
 		type = DT_DIR;
@@ -427,6 +429,8 @@ static int find_classes(struct dsfs_layout_ctx *c, struct dsfs_strbuf *cls,
 		if (de->d_type == DT_LNK || de->d_type == DT_UNKNOWN)
 			dir = !fstatat(c->ds_fd, de->d_name, &st, 0) &&
 			      S_ISDIR(st.st_mode);
+		if (dir && de->d_type == DT_LNK)
+			c->l->info.links++;
 		if (!dir)
 			continue;
 		err = dsfs_layout_grow(offs, &cap, *n + 1, sizeof(**offs));

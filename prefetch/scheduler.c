@@ -239,15 +239,18 @@ static void opened_close(struct opened *o)
  * while the filesystem takes it.  0 or -errno. */
 static int open_sample(struct dsfs_sched *s, uint64_t idx, struct opened *o)
 {
-	const char *rel = dsfs_layout_path(s->cfg.layout, idx);
+	const char *rel = dsfs_layout_path(s->cfg.layout, idx),
+		   *alias = dsfs_layout_alias(s->cfg.layout, idx);
 	char path[PATH_MAX];
 	int n, fd = -EINVAL;
 
 	opened_close(o);
 	o->idx = idx;
-	n = s->prefix_len ? snprintf(path, sizeof(path), "%s/%s",
-				     s->cfg.plan->dataset, rel)
-			  : snprintf(path, sizeof(path), "%s", rel);
+	/* Through a symlink: the file the loader's open will reach. */
+	n = alias ? snprintf(path, sizeof(path), "%s", alias)
+	    : s->prefix_len ? snprintf(path, sizeof(path), "%s/%s",
+				       s->cfg.plan->dataset, rel)
+			    : snprintf(path, sizeof(path), "%s", rel);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
 	o->flags = O_RDONLY;
@@ -958,16 +961,19 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 			   uint64_t *seq)
 {
+	const char *rel = path;
 	uint64_t idx, when;
 
 	*seq = __atomic_load_n(&s->reports, __ATOMIC_RELAXED);
-	if (s->prefix_len) {
-		if (strncmp(path, s->cfg.plan->dataset, s->prefix_len - 1) ||
-		    path[s->prefix_len - 1] != '/')
-			return DSFS_CACHE_NEVER; /* outside the dataset */
-		path += s->prefix_len;
-	}
-	if (dsfs_layout_lookup(s->cfg.layout, path, &idx))
+	if (s->prefix_len &&
+	    (strncmp(path, s->cfg.plan->dataset, s->prefix_len - 1) ||
+	     path[s->prefix_len - 1] != '/'))
+		rel = NULL; /* outside the dataset directory */
+	else
+		rel += s->prefix_len;
+	/* Else a sample opened through a symlink shows its target's path. */
+	if ((!rel || dsfs_layout_lookup(s->cfg.layout, rel, &idx)) &&
+	    dsfs_layout_lookup_alias(s->cfg.layout, path, &idx))
 		return DSFS_CACHE_NEVER;
 	pthread_mutex_lock(&s->lock);
 	/* Relaxed: dsfs_sched_recent reads it without the lock. */
