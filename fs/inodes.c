@@ -47,17 +47,39 @@ static size_t bucket_of(const struct ishard *s, uint64_t h)
 	return (h / INODE_SHARDS) & (s->nbuckets - 1);
 }
 
+static struct dsfs_name *name_alloc(struct dsfs_inode *parent,
+				   const char *name, struct dsfs_name *older)
+{
+	size_t len = strlen(name) + 1;
+	struct dsfs_name *w = malloc(sizeof(*w) + len);
+
+	if (!w)
+		return NULL;
+	w->older = older;
+	w->parent = parent;
+	memcpy(w->name, name, len);
+	return w;
+}
+
+static const struct dsfs_name *where(const struct dsfs_inode *in)
+{
+	return __atomic_load_n(&in->where, __ATOMIC_ACQUIRE);
+}
+
 static struct dsfs_inode *inode_alloc(struct dsfs_inode *parent,
 				      const char *name, const struct stat *st)
 {
-	size_t len = strlen(name) + 1;
-	struct dsfs_inode *in = malloc(sizeof(*in) + len);
+	struct dsfs_inode *in = malloc(sizeof(*in));
 
 	if (!in)
 		return NULL;
+	in->where = name_alloc(parent, name, NULL);
+	if (!in->where) {
+		free(in);
+		return NULL;
+	}
 	in->hnext = NULL;
 	in->refs = 1;
-	in->parent = parent;
 	in->dev = st->st_dev;
 	in->ino = st->st_ino;
 	in->type = st->st_mode & S_IFMT;
@@ -68,8 +90,27 @@ static struct dsfs_inode *inode_alloc(struct dsfs_inode *parent,
 	in->plan_when = DSFS_CACHE_KEEP; /* no news from the plan yet */
 	in->report_seq = 0;
 	in->lookup_state = DSFS_LOOKUP_NONE;
-	memcpy(in->name, name, len);
+	in->reported_open = 0;
 	return in;
+}
+
+/* Frees in and its names.  With t, drops the references of its names but
+ * the front one on their parents, and returns the front one's parent for
+ * the caller to drop; without (the whole table goes), drops none. */
+static struct dsfs_inode *inode_free(struct dsfs_inodes *t,
+				     struct dsfs_inode *in)
+{
+	struct dsfs_name *w = in->where, *older = w->older;
+	struct dsfs_inode *parent = w->parent;
+
+	free(w);
+	for (; (w = older); free(w)) {
+		older = w->older;
+		if (t) /* only inodes found under several names */
+			dsfs_inodes_unref(t, w->parent, 1);
+	}
+	free(in);
+	return parent;
 }
 
 struct dsfs_inodes *dsfs_inodes_new(const struct stat *root_st)
@@ -112,13 +153,14 @@ void dsfs_inodes_free(struct dsfs_inodes *t)
 
 			for (; in; in = n) {
 				n = in->hnext;
-				free(in);
+				inode_free(NULL, in);
 			}
 		}
 		free(s->buckets);
 		pthread_mutex_destroy(&s->lock);
 	}
-	free(t->root);
+	if (t->root)
+		inode_free(NULL, t->root);
 	free(t);
 }
 
@@ -186,6 +228,38 @@ void dsfs_inodes_ref(struct dsfs_inodes *t, struct dsfs_inode *in, uint64_t n)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/*
+ * Make parent/name in's front name: it is already, or an older name moves
+ * to the front, or a new one is added (*named: the caller takes a reference
+ * on parent for it).  Names are never freed while in lives, so a reader
+ * holding an older one still builds a path.  false: out of memory.
+ * Called with in's shard lock held.
+ */
+static bool name_front_locked(struct dsfs_inode *in, struct dsfs_inode *parent,
+			      const char *name, bool *named)
+{
+	struct dsfs_name *front = in->where, **pp, *w;
+
+	*named = false;
+	if (front->parent == parent && !strcmp(front->name, name))
+		return true;
+	for (pp = &front->older; (w = *pp); pp = &w->older) {
+		if (w->parent == parent && !strcmp(w->name, name)) {
+			*pp = w->older; /* readers never follow `older` */
+			break;
+		}
+	}
+	if (!w) {
+		w = name_alloc(parent, name, NULL);
+		if (!w)
+			return false;
+		*named = true;
+	}
+	w->older = front;
+	__atomic_store_n(&in->where, w, __ATOMIC_RELEASE);
+	return true;
+}
+
 struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
 					 struct dsfs_inode *parent,
 					 const char *name,
@@ -194,14 +268,22 @@ struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
 	uint64_t h = id_hash(st->st_dev, st->st_ino);
 	struct ishard *s = shard_of(t, h);
 	struct dsfs_inode *in, *fresh;
+	bool named;
 
 	if (st->st_dev == t->root->dev && st->st_ino == t->root->ino)
 		return t->root; /* a hard link or bind mount back to SOURCE */
 	pthread_mutex_lock(&s->lock);
 	in = find_locked(s, h, st->st_dev, st->st_ino);
 	if (in) {
+		if (!name_front_locked(in, parent, name, &named)) {
+			pthread_mutex_unlock(&s->lock);
+			return NULL;
+		}
 		in->refs++;
 		pthread_mutex_unlock(&s->lock);
+		/* As below: the kernel holds parent throughout. */
+		if (named)
+			dsfs_inodes_ref(t, parent, 1);
 		return in;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -248,39 +330,45 @@ void dsfs_inodes_unref(struct dsfs_inodes *t, struct dsfs_inode *in,
 		*pp = in->hnext;
 		s->count--;
 		pthread_mutex_unlock(&s->lock);
-		parent = in->parent;
-		free(in);
+		parent = inode_free(t, in);
 		in = parent; /* drop the child's reference on its parent */
 		n = 1;
 	}
 }
 
+/* One pass from the leaf up, right to left into buf, then moved to its
+ * start: names read once each, whatever lookups change meanwhile. */
 int dsfs_inodes_path(const struct dsfs_inode *in, char *buf, size_t size)
 {
-	const struct dsfs_inode *p;
-	size_t len = 0, pos;
+	const struct dsfs_name *w = where(in);
+	size_t pos, l;
 
-	if (!in->parent) {
+	if (!w->parent) {
 		if (size < 2)
 			return -ENAMETOOLONG;
 		strcpy(buf, ".");
 		return 0;
 	}
-	for (p = in; p->parent; p = p->parent)
-		len += strlen(p->name) + 1;
-	if (len > size)
+	if (!size)
 		return -ENAMETOOLONG;
-	pos = len - 1;
+	pos = size - 1;
 	buf[pos] = '\0';
-	for (p = in; p->parent; p = p->parent) {
-		size_t l = strlen(p->name);
-
-		pos -= l;
-		memcpy(buf + pos, p->name, l);
-		if (pos)
+	for (; w->parent; w = where(w->parent)) {
+		l = strlen(w->name);
+		if (pos < l + (pos < size - 1))
+			return -ENAMETOOLONG;
+		if (pos < size - 1)
 			buf[--pos] = '/';
+		pos -= l;
+		memcpy(buf + pos, w->name, l);
 	}
+	memmove(buf, buf + pos, size - pos);
 	return 0;
+}
+
+const char *dsfs_inodes_name(const struct dsfs_inode *in)
+{
+	return where(in)->name;
 }
 
 /* The live inode for (dev, ino), with `refs` more references; NULL if

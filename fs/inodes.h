@@ -4,7 +4,10 @@
  *
  * Each inode the kernel knows is identified by the backing (st_dev, st_ino)
  * and remembers its parent and name, so its path below SOURCE can be rebuilt
- * and opened (confined, see lib/beneath.h) when needed.  This works for any
+ * and opened (confined, see lib/beneath.h) when needed.  A lookup that finds
+ * a known inode under another name (renamed in SOURCE, or a hard link) puts
+ * that name in front: the kernel may keep the inode across a rename, and the
+ * old name leads nowhere.  This works for any
  * user and any backing filesystem, unlike file handles (open_by_handle_at
  * needs CAP_DAC_READ_SEARCH and an exportable filesystem).
  *
@@ -14,8 +17,9 @@
  * FUSE_ROOT_ID.
  *
  * Threads: all FUSE workers.  The table is sharded; each shard's mutex
- * protects its chains and the `refs` of its inodes.  Everything else in an
- * inode is immutable after insertion, so paths are built without locks.
+ * protects its chains, the `refs` of its inodes and the order of their
+ * names.  The front name is an atomic pointer and every name stays until
+ * its inode is freed, so paths are built without locks.
  */
 #ifndef DSFS_INODES_H
 #define DSFS_INODES_H
@@ -24,11 +28,20 @@
 #include <sys/stat.h>
 
 struct dsfs_inodes;
+struct dsfs_inode;
+
+/* One name an inode was found under.  Immutable once published. */
+struct dsfs_name {
+	struct dsfs_name *older;	/* protected by the shard lock */
+	struct dsfs_inode *parent;	/* NULL for the root; holds a ref */
+	char name[];			/* "" for the root */
+};
 
 struct dsfs_inode {
 	struct dsfs_inode *hnext;	/* protected by the shard lock */
 	uint64_t refs;			/* protected by the shard lock */
-	struct dsfs_inode *parent;	/* NULL for the root; holds a ref */
+	struct dsfs_name *where;	/* the latest name; atomic (release
+					   by lookups, acquire by readers) */
 	uint64_t dev, ino;		/* backing identity */
 	mode_t type;			/* S_IFMT bits */
 	/* Relaxed atomics, written by lookup/getattr and the read path; a
@@ -48,7 +61,6 @@ struct dsfs_inode {
 					   file handle) whose read from
 					   offset 0 was reported last */
 	uint32_t lookup_state;		/* enum dsfs_lookup_state */
-	char name[];			/* "" for the root */
 };
 
 /*
@@ -72,8 +84,8 @@ struct dsfs_inode *dsfs_inodes_get(struct dsfs_inodes *t, uint64_t nodeid);
 uint64_t dsfs_inodes_nodeid(struct dsfs_inodes *t, struct dsfs_inode *inode);
 
 /*
- * Find or add the inode for a child found by lookup and take one reference.
- * Returns NULL on allocation failure.
+ * Find or add the inode for a child found by lookup and take one reference;
+ * parent/name becomes its front name.  Returns NULL on allocation failure.
  */
 struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
 					 struct dsfs_inode *parent,
@@ -87,10 +99,12 @@ void dsfs_inodes_unref(struct dsfs_inodes *t, struct dsfs_inode *inode,
 		       uint64_t n);
 
 /*
- * Write the inode's path relative to SOURCE ("." for the root) into buf.
- * Returns 0 or -ENAMETOOLONG.  O(depth); no lock.
+ * Write the inode's path relative to SOURCE ("." for the root) into buf, by
+ * the front names.  Returns 0 or -ENAMETOOLONG.  O(depth); no lock.
  */
 int dsfs_inodes_path(const struct dsfs_inode *inode, char *buf, size_t size);
+/* The inode's front name ("" for the root).  No lock. */
+const char *dsfs_inodes_name(const struct dsfs_inode *inode);
 
 /* The node id of the live inode for (dev, ino): 0, or -ENOENT.  The id is
  * only a name for the kernel; the inode may be freed right after. */

@@ -365,7 +365,7 @@ static int serve_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
 	err = dsfs_cache_verify(fs->cache, p->e);
 	if (err) {
 		dsfs_err("verify: cached bytes of %s chunk %llu changed since they were read: failing the read",
-			 in->name, (unsigned long long)chunk);
+			 dsfs_inodes_name(in), (unsigned long long)chunk);
 		return err;
 	}
 	p->at = in_chunk;
@@ -428,7 +428,7 @@ static void log_read_error(struct dsfs_fs *fs, const struct dsfs_inode *in,
 	    !dsfs_ratelimit(&fs->read_errors_log, &missed))
 		return;
 	if (dsfs_inodes_path(in, path, sizeof(path)))
-		snprintf(path, sizeof(path), ".../%s", in->name);
+		snprintf(path, sizeof(path), ".../%s", dsfs_inodes_name(in));
 	dsfs_warn("read of %s/%s at offset %llu failed: %s%s", fs->opts.source,
 		  path, (unsigned long long)off, strerror(-err),
 		  missed ? " (more failed reads not logged)" : "");
@@ -443,7 +443,7 @@ static void trace_read(const struct dsfs_inode *in, uint64_t off, size_t size,
 	if (!dsfs_log_debug_enabled())
 		return;
 	if (dsfs_inodes_path(in, path, sizeof(path)))
-		snprintf(path, sizeof(path), ".../%s", in->name);
+		snprintf(path, sizeof(path), ".../%s", dsfs_inodes_name(in));
 	if (err)
 		snprintf(what, sizeof(what), "%s", strerror(-err));
 	else

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-fresh: files replaced, rewritten, truncated, appended or deleted on the volume while cached are never served stale.
+# t-fresh: files replaced, rewritten, truncated, appended or deleted on the volume while cached are never served stale; files and directories renamed while the kernel holds them are found under their new names.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -57,6 +57,26 @@ grep -q "No such file" "$WORK/err" || fail "deleted file: $(cat "$WORK/err")"
 say "a new file appears"
 cp "$WORK/new" "$SRC/created"
 until_ok 5 same "$SRC/created" "$MNT/created" || fail "created: not visible after 5 s"
+
+# Renamed while the kernel holds the inode (an open fd, a cwd inside): the
+# next lookup finds the same inode under the new name, which must then be
+# the one dsfs opens.  Likewise a hard link whose first name is removed.
+say "renamed while held: a file, a directory; a hard link's first name removed"
+mkdir -p "$SRC/dx/sub"
+"$MKTREE" --file "$SRC/ra" 200000 5
+"$MKTREE" --file "$SRC/dx/sub/f" 200000 6
+"$MKTREE" --file "$SRC/ha" 200000 7
+ln "$SRC/ha" "$SRC/hb"
+exec 5<"$MNT/ra" 6<"$MNT/dx/sub/f" 7<"$MNT/ha"
+echo 3 >/proc/sys/vm/drop_caches # the data, not the held inodes
+mv "$SRC/ra" "$SRC/rb"
+mv "$SRC/dx" "$SRC/dy"
+rm "$SRC/ha"
+until_ok 5 same "$SRC/rb" "$MNT/rb" || fail "a file renamed while open: $(cat "$MNT/rb" 2>&1 >/dev/null)"
+until_ok 5 same "$SRC/dy/sub/f" "$MNT/dy/sub/f" || fail "a file in a directory renamed while held: $(cat "$MNT/dy/sub/f" 2>&1 >/dev/null)"
+[[ $(ls "$MNT/dy/sub") == f ]] || fail "a directory renamed while held lists '$(ls "$MNT/dy/sub" 2>&1)'"
+until_ok 5 same "$SRC/hb" "$MNT/hb" || fail "a hard link whose first name went: $(cat "$MNT/hb" 2>&1 >/dev/null)"
+exec 5<&- 6<&- 7<&-
 
 "$READCHECK" tree "$SRC" "$MNT" || fail "final tree differs"
 unmount_dsfs "$MNT"

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,17 +46,24 @@ static void test_paths_and_refs(void)
 	CHECK(path_is(b, "a dir/café.jpg"));
 	CHECK(dsfs_inodes_get(t, dsfs_inodes_nodeid(t, b)) == b);
 	CHECK(dsfs_inodes_path(b, small, sizeof(small)) == -ENAMETOOLONG);
-	/* A second name for the same file (hard link) is the same inode. */
+	/* A second name for the same file (hard link, or the file renamed
+	 * while the kernel held it) is the same inode, now by that name. */
 	b2 = dsfs_inodes_ref_child(t, root, "link", &bst);
-	CHECK(b2 == b && path_is(b2, "a dir/café.jpg"));
+	CHECK(b2 == b && path_is(b2, "link"));
 	/* SOURCE reached again (bind mount inside it) maps to the root. */
 	CHECK(dsfs_inodes_ref_child(t, a, "loop", &rst) == root);
 	CHECK(dsfs_inodes_count(t) == 3);
-	/* The kernel forgets the directory first: the child keeps it. */
+	/* The kernel forgets the directory first: the child's older name
+	 * keeps it. */
 	dsfs_inodes_unref(t, a, 1);
 	CHECK(dsfs_inodes_count(t) == 3);
+	CHECK(path_is(b, "link"));
+	/* The first name found again comes back to the front. */
+	CHECK(dsfs_inodes_ref_child(t, a, "café.jpg", &bst) == b);
 	CHECK(path_is(b, "a dir/café.jpg"));
-	dsfs_inodes_unref(t, b, 2);
+	CHECK(dsfs_inodes_ref_child(t, root, "link", &bst) == b);
+	CHECK(path_is(b, "link"));
+	dsfs_inodes_unref(t, b, 4);
 	CHECK(dsfs_inodes_count(t) == 1);
 	dsfs_inodes_unref(t, root, 5); /* the root is never freed */
 	CHECK(path_is(root, "."));
@@ -107,9 +115,61 @@ static void test_concurrent(void)
 	dsfs_inodes_free(shared);
 }
 
+/* One file found by turns under two names in two directories (renamed
+ * back and forth) while another thread builds its path: every path is one
+ * of the two, whole. */
+#define MOVES 200000
+
+static struct dsfs_inode *moving, *dirs[2];
+static bool moves_done;
+
+static void *mover(void *arg)
+{
+	struct stat fst = st_of(7, S_IFREG);
+	unsigned i;
+
+	for (i = 0; i < MOVES; i++)
+		CHECK(dsfs_inodes_ref_child(shared, dirs[i % 2],
+					    i % 2 ? "second name" : "x",
+					    &fst) == moving);
+	__atomic_store_n(&moves_done, true, __ATOMIC_RELEASE);
+	return arg;
+}
+
+static void test_rename_race(void)
+{
+	struct stat rst = st_of(1, S_IFDIR), d0 = st_of(2, S_IFDIR),
+		    d1 = st_of(3, S_IFDIR), fst = st_of(7, S_IFREG);
+	struct dsfs_inode *root;
+	unsigned long paths = 0;
+	char path[64];
+	pthread_t t;
+
+	shared = dsfs_inodes_new(&rst);
+	root = dsfs_inodes_get(shared, 1);
+	dirs[0] = dsfs_inodes_ref_child(shared, root, "d0", &d0);
+	dirs[1] = dsfs_inodes_ref_child(shared, root, "dir one", &d1);
+	moving = dsfs_inodes_ref_child(shared, dirs[1], "second name", &fst);
+	pthread_create(&t, NULL, mover, NULL);
+	while (!__atomic_load_n(&moves_done, __ATOMIC_ACQUIRE)) {
+		CHECK(!dsfs_inodes_path(moving, path, sizeof(path)));
+		CHECK(!strcmp(path, "d0/x") || !strcmp(path, "dir one/second name"));
+		paths++;
+	}
+	pthread_join(t, NULL);
+	CHECK(paths > 0);
+	dsfs_inodes_unref(shared, dirs[0], 1);
+	dsfs_inodes_unref(shared, dirs[1], 1);
+	CHECK(dsfs_inodes_count(shared) == 4); /* its names keep both dirs */
+	dsfs_inodes_unref(shared, moving, MOVES + 1);
+	CHECK(dsfs_inodes_count(shared) == 1);
+	dsfs_inodes_free(shared);
+}
+
 int main(void)
 {
 	test_paths_and_refs();
 	test_concurrent();
+	test_rename_race();
 	return UNIT_DONE();
 }
