@@ -368,6 +368,15 @@ static size_t error_doc(struct dsfs_fs *fs, char *buf, size_t size)
 	return len;
 }
 
+bool dsfs_ctl_name(const char *name)
+{
+	static const size_t n = sizeof(DSFS_PLAN_XATTR) - 1;
+	const char *rest = name + n;
+
+	return !strncmp(name, DSFS_PLAN_XATTR, n) &&
+	       (!*rest || *rest == '=' || !strcmp(rest, ".error"));
+}
+
 bool dsfs_ctl_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		    size_t size)
 {
@@ -377,8 +386,7 @@ bool dsfs_ctl_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	const char *rest = name + n;
 	int err;
 
-	if (ino != FUSE_ROOT_ID || strncmp(name, DSFS_PLAN_XATTR, n) ||
-	    (*rest && *rest != '=' && strcmp(rest, ".error")))
+	if (ino != FUSE_ROOT_ID || !dsfs_ctl_name(name))
 		return false;
 	if (ctx->uid != 0 && ctx->uid != fs->owner) {
 		fuse_reply_err(req, EPERM);

@@ -189,6 +189,8 @@ struct dsfs_ctl;
 int dsfs_ctl_init(struct dsfs_fs *fs);
 /* After the scheduler has stopped (it uses the plan). */
 void dsfs_ctl_free(struct dsfs_fs *fs);
+/* Whether name is one of the channel's on the mount root. */
+bool dsfs_ctl_name(const char *name);
 /* Answer a getxattr of the channel's names; false if name is not one. */
 bool dsfs_ctl_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		    size_t size);

@@ -32,6 +32,7 @@
 #include "dsfs.h"
 #include "inodes.h"
 #include "log.h"
+#include "stats.h"
 
 struct dsfs_inode *dsfs_req_inode(fuse_req_t req, fuse_ino_t ino)
 {
@@ -379,9 +380,72 @@ static void dsfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	reply_xattr(req, ino, name, size);
 }
 
+/*
+ * A name a listing must not show: trusted.* to any but root (the kernel
+ * shows them only to CAP_SYS_ADMIN; the daemon's own listing has them), and
+ * on the root the backing's own attributes under the names the daemon
+ * answers itself (stats and the plan channel), which no one can read.
+ */
+static bool hidden_name(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	if (!strncmp(name, "trusted.", 8) && fuse_req_ctx(req)->uid != 0)
+		return true;
+	return ino == FUSE_ROOT_ID &&
+	       (!strcmp(name, DSFS_STATS_XATTR) || dsfs_ctl_name(name));
+}
+
+/* The backing's list of names, less the hidden ones: *list (malloc'd) and
+ * its length, or -errno. */
+static ssize_t visible_names(fuse_req_t req, fuse_ino_t ino, char **list)
+{
+	struct dsfs_fs *fs = dsfs_req_fs(req);
+	ssize_t n, want;
+	char *buf = NULL, *p, *out;
+
+	do { /* the list may grow between the two calls */
+		free(buf);
+		want = xattr_call(fs, ino, req, NULL, NULL, 0);
+		if (want < 0)
+			return want;
+		buf = malloc((size_t)want + 1);
+		if (!buf)
+			return -ENOMEM;
+		n = xattr_call(fs, ino, req, NULL, buf, (size_t)want);
+	} while (n == -ERANGE);
+	if (n < 0) {
+		free(buf);
+		return n;
+	}
+	for (p = out = buf; p < buf + n; p += strlen(p) + 1) {
+		size_t len = strnlen(p, (size_t)(buf + n - p));
+
+		if (p + len == buf + n)
+			break; /* not NUL-terminated: cannot happen */
+		if (!hidden_name(req, ino, p)) {
+			memmove(out, p, len + 1);
+			out += len + 1;
+		}
+	}
+	*list = buf;
+	return out - buf;
+}
+
 static void dsfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	reply_xattr(req, ino, NULL, size);
+	char *list;
+	ssize_t n = visible_names(req, ino, &list);
+
+	if (n < 0) {
+		fuse_reply_err(req, (int)-n);
+		return;
+	}
+	if (!size)
+		fuse_reply_xattr(req, (size_t)n);
+	else if ((size_t)n > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, list, (size_t)n);
+	free(list);
 }
 
 const struct fuse_lowlevel_ops dsfs_ops = {
