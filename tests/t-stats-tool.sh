@@ -3,7 +3,7 @@
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
-require_cmd getfattr setpriv useradd
+require_cmd getfattr setfattr setpriv useradd
 
 STATS=$DSFS_STATS
 [[ -x $STATS ]] || fail "dsfs-stats not built: $STATS"
@@ -222,6 +222,9 @@ expect_error() {
 
 say "errors: one line each, non-zero exit"
 expect_error "a plain directory" "not a dsfs mount" "$STATS" "$WORK"
+mkdir "$WORK/fake"
+setfattr -n user.dsfs.stats -v $'reads 999\nread_bytes 12' "$WORK/fake"
+expect_error "a directory with its own user.dsfs.stats" "not a dsfs mount" "$STATS" "$WORK/fake"
 expect_error "a directory inside the mount" "its mount point is $MNT" "$STATS" "$MNT/data"
 expect_error "another user, stats private" "stats=public" as_user "$STATS" "$MNT"
 expect_error "another user, no allow_other" "allow_other" as_user "$STATS" --json "$QMNT"

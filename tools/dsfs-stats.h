@@ -67,6 +67,9 @@ void dsfs_human(double bytes, char *buf, size_t size);
  * dsfs_mounts_free).  0 and *out, *n; or -errno. */
 int dsfs_mounts_list(char ***out, unsigned *n);
 void dsfs_mounts_free(char **m, unsigned n);
+/* Whether path is a dsfs mount point: 1 (also when /proc/mounts cannot be
+ * read), 0, or -errno (path cannot be resolved). */
+int dsfs_mounts_is_root(const char *path);
 /* The dsfs mount point below which path lies, if path is not one itself;
  * NULL when none (or path is one).  Caller frees. */
 char *dsfs_mounts_containing(const char *path);

@@ -89,6 +89,26 @@ void dsfs_mounts_free(char **m, unsigned n)
 	free(m);
 }
 
+int dsfs_mounts_is_root(const char *path)
+{
+	char **m, *abs;
+	unsigned n, i;
+	int found = 0;
+
+	abs = realpath(path, NULL);
+	if (!abs)
+		return -errno;
+	if (dsfs_mounts_list(&m, &n)) {
+		free(abs);
+		return 1; /* no /proc/mounts to go by */
+	}
+	for (i = 0; i < n && !found; i++)
+		found = !strcmp(abs, m[i]);
+	dsfs_mounts_free(m, n);
+	free(abs);
+	return found;
+}
+
 char *dsfs_mounts_containing(const char *path)
 {
 	char **m, *abs = realpath(path, NULL), *best = NULL;

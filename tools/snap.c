@@ -21,12 +21,18 @@ int dsfs_snap_fetch(const char *mnt, const char *name, struct dsfs_snap *s)
 	char *line, *save = NULL;
 	ssize_t len;
 
+	int root;
+
 	s->text = malloc(XATTR_SIZE_MAX + 1);
 	if (!s->text)
 		return -ENOMEM;
 	len = getxattr(mnt, name, s->text, XATTR_SIZE_MAX);
 	if (len < 0)
 		return -errno;
+	/* Any directory may carry an attribute of that name. */
+	root = dsfs_mounts_is_root(mnt);
+	if (root <= 0)
+		return root ? root : -ENODATA;
 	s->text[len] = '\0';
 	for (line = strtok_r(s->text, "\n", &save);
 	     line && s->n < DSFS_SNAP_FIELDS;
@@ -266,7 +272,7 @@ const char *dsfs_snap_why(const char *path, int err, char *buf, size_t size)
 				top);
 		else
 			snprintf(buf, size,
-				 "not a dsfs mount (no stats attribute)");
+				 "not a dsfs mount point");
 		free(top);
 		return buf;
 	case ENOTCONN:
