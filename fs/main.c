@@ -173,6 +173,8 @@ static int plan_init(struct dsfs_fs *fs)
 		return 0;
 	err = dsfs_layout_build_quick(fs->root_fd, p->dataset, p->layout, p->list,
 				&fs->layout, why, sizeof(why));
+	if (!err)
+		err = dsfs_plan_check_layout(p, fs->layout, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "dsfs: %s\n", why[0] ? why : strerror(-err));
 		return -1;

@@ -404,6 +404,21 @@ char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *c)
 	return buf;
 }
 
+int dsfs_plan_check_layout(const struct dsfs_plan_cfg *cfg,
+			   const struct dsfs_layout *layout, char *why,
+			   size_t whylen)
+{
+	if (dsfs_layout_count(layout))
+		return 0;
+	if (cfg->layout == DSFS_LAYOUT_IMAGEFOLDER)
+		snprintf(why, whylen, "dataset=%s: no samples for layout=imagefolder: no class directory holds a file with an image extension (torchvision's ImageFolder raises FileNotFoundError here)",
+			 cfg->dataset);
+	else
+		snprintf(why, whylen, "dataset=%s: no samples for layout=%s",
+			 cfg->dataset, dsfs_layout_kind_name(cfg->layout));
+	return -ENOENT;
+}
+
 int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 		    uint64_t epoch, uint32_t rank, FILE *out, char *why,
 		    size_t whylen)
@@ -419,8 +434,12 @@ int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 	}
 	err = dsfs_layout_build(root_fd, cfg->dataset, cfg->layout, cfg->list,
 				&layout, why, whylen);
-	if (err)
+	if (!err)
+		err = dsfs_plan_check_layout(cfg, layout, why, whylen);
+	if (err) {
+		dsfs_layout_free(layout);
 		return err;
+	}
 	n = dsfs_layout_count(layout);
 	err = dsfs_sampler_check_epoch(&cfg->sampler, epoch, why, whylen);
 	if (!err) {

@@ -66,6 +66,9 @@ bad ranks=3-1 "$SRC" "$MNT" -o sampler=torch-distributed,seed=1,world=4,ranks=3-
 bad world= "$SRC" "$MNT" -o sampler=torch-random,seed=1,world=2
 bad persistent_workers "$SRC" "$MNT" -o sampler=python-shuffle,seed=1,persistent_workers
 bad sampler_generator "$SRC" "$MNT" -o sampler=numpy-permutation,seed=1,sampler_generator
+# A plan over no samples: an ImageFolder tree with no class holding an
+# image (torchvision raises), here a file in SOURCE's root and no class.
+bad "no samples for layout=imagefolder" "$SRC" "$MNT" -o sampler=torch-random,seed=1
 bad "layout=list needs list=" "$SRC" "$MNT" -o sampler=sequential,layout=list
 bad seed=-1 "$SRC" "$MNT" -o sampler=numpy-permutation,seed=-1
 bad epoch=soon "$SRC" "$MNT" -o sampler=sequential,epoch=soon
