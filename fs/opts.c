@@ -232,9 +232,29 @@ static uint64_t phys_mem(void)
 	return pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
 }
 
+/* v in the largest unit that writes it whole: "4K", "23G", "1000 bytes". */
+static const char *size_text(uint64_t v, char *buf, size_t size)
+{
+	static const char units[] = "TGMK";
+	unsigned i;
+
+	for (i = 0; v && i < 4; i++) {
+		unsigned shift = 10 * (4 - i);
+
+		if (!(v & ((1ull << shift) - 1))) {
+			snprintf(buf, size, "%llu%c",
+				 (unsigned long long)(v >> shift), units[i]);
+			return buf;
+		}
+	}
+	snprintf(buf, size, "%llu bytes", (unsigned long long)v);
+	return buf;
+}
+
 static int check_size(const char *name, const char *val, uint64_t total,
 		      uint64_t min, uint64_t max, uint64_t *out)
 {
+	char lo[32], hi[32];
 	uint64_t v;
 	int err;
 
@@ -247,9 +267,14 @@ static int check_size(const char *name, const char *val, uint64_t total,
 		return -1;
 	}
 	if (err || v < min || v > max) {
-		fprintf(stderr, "dsfs: %s=%s: must be between %llu and %llu bytes\n",
-			name, val, (unsigned long long)min,
-			(unsigned long long)max);
+		if (total && val[0] && val[strlen(val) - 1] == '%')
+			fprintf(stderr, "dsfs: %s=%s: give a percentage from 0%% to 100%%, or a size from %s to %s\n",
+				name, val, size_text(min, lo, sizeof(lo)),
+				size_text(max, hi, sizeof(hi)));
+		else
+			fprintf(stderr, "dsfs: %s=%s: must be between %s and %s\n",
+				name, val, size_text(min, lo, sizeof(lo)),
+				size_text(max, hi, sizeof(hi)));
 		return -1;
 	}
 	*out = v;
@@ -311,7 +336,8 @@ static int validate_cache(struct dsfs_opts *o)
 	uint64_t mem = phys_mem(), size = o->cache.size;
 	int h = (int)o->cache.hugepages, pub = 0, push = DSFS_PUSH_AUTO;
 
-	if (check_size("cache_size", o->cache_size_s, mem, 1, mem, &size) ||
+	if (check_size("cache_size", o->cache_size_s, mem, DSFS_PAGE_SIZE, mem,
+		       &size) ||
 	    check_word("hugepages", o->hugepages_s, hp, &h) ||
 	    check_numa(o) ||
 	    check_count("io_depth", o->io_depth_s, 4096, &o->io_depth) ||
