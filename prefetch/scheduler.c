@@ -782,10 +782,13 @@ static void group_detected_locked(struct dsfs_sched *s)
 
 	dsfs_tracker_state(s->ranks[0].t, &st);
 	s->ranks[0].epoch = st.epoch;
-	for (i = 1; i < s->nranks; i++)
+	for (i = 1; i < s->nranks; i++) {
 		if (rank_tracker(s, &s->ranks[i], false, st.epoch))
 			dsfs_warn("plan: rank %u: cannot follow epoch %llu",
 				  s->ranks[i].rank, (unsigned long long)st.epoch);
+		else
+			dsfs_tracker_set_detected(s->ranks[i].t);
+	}
 	ngot = dsfs_tracker_collected(s->ranks[0].t, &got);
 	for (k = 0; k < ngot; k++) {
 		r = route_locked(s, got[k]);
@@ -849,13 +852,18 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 			      const struct dsfs_tracker_state *was,
 			      const struct dsfs_tracker_state *now)
 {
+	bool ddp = s->cfg.plan->sampler.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED;
 	unsigned long long e = now->epoch;
 	char who[32] = "";
 	uint64_t missed;
 
 	if (!dsfs_ratelimit(&s->log_rl, &missed))
 		return;
-	if (s->cfg.plan->sampler.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED)
+	/* Local ranks detect their epoch together, in the first one's tracker */
+	if (ddp && was->detected == DSFS_TRACKER_DETECTING && s->nranks > 1)
+		snprintf(who, sizeof(who), "ranks %u-%u: ", s->ranks[0].rank,
+			 s->ranks[s->nranks - 1].rank);
+	else if (ddp)
 		snprintf(who, sizeof(who), "rank %u: ", r->rank);
 	if (missed)
 		dsfs_info("plan: %llu changes not logged",

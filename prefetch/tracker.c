@@ -522,6 +522,13 @@ static bool next_known(const struct dsfs_tracker *t)
 	return t->next.ready && t->next.epoch == t->cur.epoch + 1;
 }
 
+void dsfs_tracker_set_detected(struct dsfs_tracker *t)
+{
+	if (t->mode == DSFS_TRACKER_CONFIGURED)
+		t->mode = DSFS_TRACKER_DETECTED;
+	t->tracking = DSFS_TRACKER_DETECTED;
+}
+
 int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx)
 {
 	if (idx >= t->n || !t->cur.ready)

@@ -184,6 +184,9 @@ uint32_t dsfs_tracker_collected(const struct dsfs_tracker *t,
  * trackers of several local ranks.  O(1) (plus repeats).
  */
 int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx);
+/* A tracker made for an epoch that another rank's detection found: it
+ * reports DETECTED, not CONFIGURED (and comes back to it from LOST). */
+void dsfs_tracker_set_detected(struct dsfs_tracker *t);
 
 /*
  * Plan time of position pos counted from the start of the current epoch

@@ -65,6 +65,16 @@ outs=()
 for ((r = 0; r < LOCAL; r++)); do outs+=("$r.out"); done
 check_plan_stats "$MNT" 6 "$(sum_read a "${outs[@]}")" ||
 	failed+=("(a): the ranks' orders were not followed")
+# The ranks found their epoch together: each says so, and the log names
+# the group, not its first rank.
+states=$("$PY" -c 'import json, sys; print(" ".join(r["detected"] for r in json.load(open(sys.argv[1]))["plan"]["ranks"]))' "$WORK/stats.json")
+say "(a) the ranks' states: $states"
+[[ $states == "$(printf 'epoch-detected %.0s' $(seq "$LOCAL") | sed 's/ $//')" ]] ||
+	failed+=("(a): the ranks' states are $states")
+if ((LOCAL > 1)); then
+	log_has "$MNT" "plan: ranks 0-$((LOCAL - 1)): epoch 5 detected" ||
+		failed+=("(a): no detection line for the ranks")
+fi
 unmount_dsfs "$MNT"
 
 # (b) Node n of 2 (mount $WORK/node$n) has ranks 2n .. 2n+LOCAL-1 of world 4:
