@@ -361,6 +361,10 @@ static int validate_cache(struct dsfs_opts *o)
 	o->cache.hugepages = (enum dsfs_hugepages)h;
 	o->stats_public = pub == 1;
 	o->push = (enum dsfs_push_mode)push;
+	if (o->push == DSFS_PUSH_ON && o->direct_io) {
+		fprintf(stderr, "dsfs: push=on: with direct_io the kernel keeps no pages to push into; give one of the two\n");
+		return -1;
+	}
 	return 0;
 }
 

@@ -108,11 +108,11 @@ static int parse_distributed(const struct dsfs_plan_opts *o,
 	uint64_t w;
 
 	if (c->sampler.kind != DSFS_SAMPLER_TORCH_DISTRIBUTED) {
-		const char *opt = o->world ? "world" : o->rank ? "rank" :
-				  o->ranks ? "ranks" : o->drop_last ? "drop_last" : NULL;
+		const char *opt = o->world ? "world=" : o->rank ? "rank=" :
+				  o->ranks ? "ranks=" : o->drop_last ? "drop_last" : NULL;
 
 		if (opt)
-			return refuse(why, whylen, "%s= applies only to sampler=torch-distributed (or auto)",
+			return refuse(why, whylen, "%s applies only to sampler=torch-distributed (or auto)",
 				      opt);
 		c->sampler.world = 1;
 		return 0;

@@ -67,6 +67,8 @@ bad world=N "$SRC" "$MNT" -o sampler=torch-distributed,seed=1,ranks=0-1
 bad ranks=3-1 "$SRC" "$MNT" -o sampler=torch-distributed,seed=1,world=4,ranks=3-1
 bad world= "$SRC" "$MNT" -o sampler=torch-random,seed=1,world=2
 bad persistent_workers "$SRC" "$MNT" -o sampler=python-shuffle,seed=1,persistent_workers
+bad "drop_last applies only" "$SRC" "$MNT" -o sampler=python-shuffle,seed=1,drop_last
+bad "push=on: with direct_io" "$SRC" "$MNT" -o direct_io,push=on
 bad sampler_generator "$SRC" "$MNT" -o sampler=numpy-permutation,seed=1,sampler_generator
 # A plan over no samples: an ImageFolder tree with no class holding an
 # image (torchvision raises), here a file in SOURCE's root and no class.
