@@ -401,6 +401,7 @@ static ssize_t visible_names(fuse_req_t req, fuse_ino_t ino, char **list)
 	struct dsfs_fs *fs = dsfs_req_fs(req);
 	ssize_t n, want;
 	char *buf = NULL, *p, *out;
+	size_t len;
 
 	do { /* the list may grow between the two calls */
 		free(buf);
@@ -416,9 +417,9 @@ static ssize_t visible_names(fuse_req_t req, fuse_ino_t ino, char **list)
 		free(buf);
 		return n;
 	}
-	for (p = out = buf; p < buf + n; p += strlen(p) + 1) {
-		size_t len = strnlen(p, (size_t)(buf + n - p));
-
+	/* Names kept move down over hidden ones: measure each first. */
+	for (p = out = buf; p < buf + n; p += len + 1) {
+		len = strnlen(p, (size_t)(buf + n - p));
 		if (p + len == buf + n)
 			break; /* not NUL-terminated: cannot happen */
 		if (!hidden_name(req, ino, p)) {
