@@ -296,7 +296,7 @@ struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
 	if (in) { /* lost a race with another lookup of the same file */
 		in->refs++;
 		pthread_mutex_unlock(&s->lock);
-		free(fresh);
+		inode_free(NULL, fresh);
 		return in;
 	}
 	fresh->hnext = s->buckets[bucket_of(s, h)];
