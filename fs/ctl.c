@@ -248,15 +248,10 @@ static int start_plan(struct dsfs_fs *fs, const struct dsfs_plan_cfg *p,
 
 	*listed = NULL;
 	if (!layout) {
-		err = dsfs_layout_build_quick(fs->root_fd, p->dataset, p->layout,
-					p->list, listed, why, whylen);
-		if (!err)
-			err = dsfs_plan_check_layout(p, *listed, why, whylen);
-		if (err) { /* the command named what is missing or wrong */
-			dsfs_layout_free(*listed);
-			*listed = NULL;
+		err = dsfs_plan_layout(p, fs->root_fd, true, listed, why,
+				       whylen);
+		if (err) /* the command named what is missing or wrong */
 			return err == -ENOMEM ? err : -EINVAL;
-		}
 		layout = *listed;
 	}
 	err = dsfs_ctl_sched_start(fs, p, layout, out);

@@ -48,14 +48,14 @@ static size_t bucket_of(const struct ishard *s, uint64_t h)
 }
 
 static struct dsfs_name *name_alloc(struct dsfs_inode *parent,
-				   const char *name, struct dsfs_name *older)
+				   const char *name)
 {
 	size_t len = strlen(name) + 1;
 	struct dsfs_name *w = malloc(sizeof(*w) + len);
 
 	if (!w)
 		return NULL;
-	w->older = older;
+	w->older = NULL;
 	w->parent = parent;
 	memcpy(w->name, name, len);
 	return w;
@@ -73,7 +73,7 @@ static struct dsfs_inode *inode_alloc(struct dsfs_inode *parent,
 
 	if (!in)
 		return NULL;
-	in->where = name_alloc(parent, name, NULL);
+	in->where = name_alloc(parent, name);
 	if (!in->where) {
 		free(in);
 		return NULL;
@@ -250,7 +250,7 @@ static bool name_front_locked(struct dsfs_inode *in, struct dsfs_inode *parent,
 		}
 	}
 	if (!w) {
-		w = name_alloc(parent, name, NULL);
+		w = name_alloc(parent, name);
 		if (!w)
 			return false;
 		*named = true;

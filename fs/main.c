@@ -171,10 +171,8 @@ static int plan_init(struct dsfs_fs *fs)
 
 	if (p->sampler.kind == DSFS_SAMPLER_NONE)
 		return 0;
-	err = dsfs_layout_build_quick(fs->root_fd, p->dataset, p->layout, p->list,
-				&fs->layout, why, sizeof(why));
-	if (!err)
-		err = dsfs_plan_check_layout(p, fs->layout, why, sizeof(why));
+	err = dsfs_plan_layout(p, fs->root_fd, true, &fs->layout, why,
+			       sizeof(why));
 	if (err) {
 		fprintf(stderr, "dsfs: %s\n", why[0] ? why : strerror(-err));
 		return -1;

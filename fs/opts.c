@@ -348,11 +348,6 @@ static int validate_cache(struct dsfs_opts *o)
 	    check_word("stats", o->stats_s, who, &pub) ||
 	    check_word("push", o->push_s, pushes, &push))
 		return -1;
-	if (size < DSFS_PAGE_SIZE) {
-		fprintf(stderr, "dsfs: cache_size=%s: too small; give at least 4K\n",
-			o->cache_size_s);
-		return -1;
-	}
 	o->cache.size = size;
 	o->lead_max = size / 2;
 	if (check_size("lead_max", o->lead_max_s, size, 0, 1ull << 50,

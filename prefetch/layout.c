@@ -270,7 +270,6 @@ uint64_t dsfs_layout_hash(const char *path)
 
 int dsfs_layout_finish(struct dsfs_layout *l)
 {
-	uint64_t n = 16, i, mask;
 	void *p;
 
 	/* Trim growth slack: realloc to a smaller size does not fail in
@@ -283,26 +282,40 @@ int dsfs_layout_finish(struct dsfs_layout *l)
 		l->arena = p;
 	l->cap = l->count;
 	l->arena_cap = l->arena_len;
-	while (n < 2 * l->count)
+	return dsfs_layout_table(l, dsfs_layout_path, l->count, &l->slots,
+				 &l->nslots, &l->info.duplicates);
+}
+
+int dsfs_layout_table(const struct dsfs_layout *l,
+		      const char *(*key)(const struct dsfs_layout *, uint64_t),
+		      uint64_t keys, uint32_t **slots, uint64_t *nslots,
+		      uint64_t *repeats)
+{
+	uint64_t n = 16, i, h, mask;
+	uint32_t *t;
+
+	while (n < 2 * keys)
 		n *= 2;
-	l->slots = calloc(n, sizeof(*l->slots));
-	if (!l->slots)
+	t = calloc(n, sizeof(*t));
+	if (!t)
 		return -ENOMEM;
-	l->nslots = n;
 	mask = n - 1;
 	for (i = 0; i < l->count; i++) {
-		const char *s = l->arena + l->offs[i];
-		uint64_t h = dsfs_layout_hash(s) & mask;
+		const char *s = key(l, i);
 
-		for (; l->slots[h]; h = (h + 1) & mask) {
-			if (!strcmp(l->arena + l->offs[l->slots[h] - 1], s))
-				break; /* a repeat keeps the first index */
+		if (!s)
+			continue;
+		for (h = dsfs_layout_hash(s) & mask; t[h]; h = (h + 1) & mask) {
+			if (!strcmp(key(l, t[h] - 1), s))
+				break; /* a repeat keeps the first sample */
 		}
-		if (l->slots[h])
-			l->info.duplicates++;
+		if (t[h])
+			(*repeats)++;
 		else
-			l->slots[h] = (uint32_t)(i + 1);
+			t[h] = (uint32_t)(i + 1);
 	}
+	*slots = t;
+	*nslots = n;
 	return 0;
 }
 

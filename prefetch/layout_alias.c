@@ -150,7 +150,7 @@ static int sample_alias(struct aliasctx *a, uint64_t i)
 	struct dsfs_layout *l = a->c->l;
 	const char *p = l->arena + l->offs[i], *slash = strrchr(p, '/');
 	size_t dlen = slash ? (size_t)(slash - p) : 0;
-	char res[PATH_MAX], nom[PATH_MAX];
+	char res[PATH_MAX];
 	struct dirslot *d = dir_of(a, p, dlen);
 	struct stat st;
 
@@ -160,10 +160,8 @@ static int sample_alias(struct aliasctx *a, uint64_t i)
 		return 0;
 	if (l->info.links && !fstatat(a->c->ds_fd, p, &st, AT_SYMLINK_NOFOLLOW) &&
 	    S_ISLNK(st.st_mode)) {
-		if (resolve(a, p, res, sizeof(res)) ||
-		    (!nominal(a, p, nom, sizeof(nom)) && !strcmp(nom, res)))
-			return 0;
-		return add_alias(a, i, res);
+		/* a link never resolves to its own path */
+		return resolve(a, p, res, sizeof(res)) ? 0 : add_alias(a, i, res);
 	}
 	if (d->same)
 		return 0;
@@ -173,36 +171,6 @@ static int sample_alias(struct aliasctx *a, uint64_t i)
 			     slash ? slash + 1 : p) >= sizeof(res))
 		return 0;
 	return add_alias(a, i, res);
-}
-
-/* The lookup table over the aliases.  0 or -ENOMEM. */
-static int index_aliases(struct dsfs_layout *l)
-{
-	uint64_t n = 16, i, h, mask;
-
-	while (n < 2 * l->info.aliases)
-		n *= 2;
-	l->alias_slots = calloc(n, sizeof(*l->alias_slots));
-	if (!l->alias_slots)
-		return -ENOMEM;
-	l->alias_nslots = n;
-	mask = n - 1;
-	for (i = 0; i < l->count; i++) {
-		const char *s;
-
-		if (!l->alias_offs[i])
-			continue;
-		s = l->alias_arena + l->alias_offs[i] - 1;
-		for (h = dsfs_layout_hash(s) & mask; l->alias_slots[h];
-		     h = (h + 1) & mask) {
-			if (!strcmp(dsfs_layout_alias(l, l->alias_slots[h] - 1),
-				    s))
-				break; /* several links to one file: the first */
-		}
-		if (!l->alias_slots[h])
-			l->alias_slots[h] = (uint32_t)(i + 1);
-	}
-	return 0;
 }
 
 /* Whether DIR itself is reached through a link. */
@@ -218,7 +186,7 @@ int dsfs_layout_find_aliases(struct dsfs_layout_ctx *c)
 {
 	struct dsfs_layout *l = c->l;
 	struct aliasctx *a;
-	uint64_t i;
+	uint64_t i, shared = 0;
 	int err = 0;
 
 	if (!l->count)
@@ -239,7 +207,9 @@ int dsfs_layout_find_aliases(struct dsfs_layout_ctx *c)
 		l->alias_arena = a->arena.p;
 		l->alias_len = a->arena.len;
 		a->arena.p = NULL;
-		err = index_aliases(l);
+		err = dsfs_layout_table(l, dsfs_layout_alias, l->info.aliases,
+					&l->alias_slots, &l->alias_nslots,
+					&shared); /* several links to one file */
 	}
 out:
 	for (i = 0; i < DIR_CACHE; i++) {

@@ -111,8 +111,18 @@ int dsfs_layout_stat_pending(struct dsfs_layout_ctx *c);
 
 /* The hash of a path for the lookup tables. */
 uint64_t dsfs_layout_hash(const char *path);
-/* The sample whose key(l, sample) is path in an open-addressing table of
- * sample + 1 keyed by dsfs_layout_hash(): 0 and *index, or -ENOENT. */
+/*
+ * An open-addressing table of sample + 1 keyed by dsfs_layout_hash() of
+ * key(l, sample), for the `keys` samples whose key is not NULL (a key
+ * given again keeps its first sample and counts in *repeats): *slots
+ * (calloc'd) and *nslots, a power of two >= 2 * keys.  0 or -ENOMEM.  O(n).
+ */
+int dsfs_layout_table(const struct dsfs_layout *l,
+		      const char *(*key)(const struct dsfs_layout *, uint64_t),
+		      uint64_t keys, uint32_t **slots, uint64_t *nslots,
+		      uint64_t *repeats);
+/* The sample whose key(l, sample) is path in such a table: 0 and *index,
+ * or -ENOENT. */
 int dsfs_layout_probe(const struct dsfs_layout *l, const uint32_t *slots,
 		      uint64_t nslots,
 		      const char *(*key)(const struct dsfs_layout *, uint64_t),

@@ -404,12 +404,16 @@ char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *c)
 	return buf;
 }
 
-int dsfs_plan_check_layout(const struct dsfs_plan_cfg *cfg,
-			   const struct dsfs_layout *layout, char *why,
-			   size_t whylen)
+int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
+		     struct dsfs_layout **out, char *why, size_t whylen)
 {
-	if (dsfs_layout_count(layout))
-		return 0;
+	int err = (quick ? dsfs_layout_build_quick : dsfs_layout_build)(
+		root_fd, cfg->dataset, cfg->layout, cfg->list, out, why, whylen);
+
+	if (err || dsfs_layout_count(*out))
+		return err;
+	dsfs_layout_free(*out);
+	*out = NULL;
 	if (cfg->layout == DSFS_LAYOUT_IMAGEFOLDER)
 		snprintf(why, whylen, "dataset=%s: no samples for layout=imagefolder: no class directory holds a file with an image extension (torchvision's ImageFolder raises FileNotFoundError here)",
 			 cfg->dataset);
@@ -432,14 +436,9 @@ int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 		snprintf(why, whylen, "seed=discover: no order is known before a loader's first opens reveal its seed");
 		return -EINVAL;
 	}
-	err = dsfs_layout_build(root_fd, cfg->dataset, cfg->layout, cfg->list,
-				&layout, why, whylen);
-	if (!err)
-		err = dsfs_plan_check_layout(cfg, layout, why, whylen);
-	if (err) {
-		dsfs_layout_free(layout);
+	err = dsfs_plan_layout(cfg, root_fd, false, &layout, why, whylen);
+	if (err)
 		return err;
-	}
 	n = dsfs_layout_count(layout);
 	err = dsfs_sampler_check_epoch(&cfg->sampler, epoch, why, whylen);
 	if (!err) {

@@ -81,12 +81,11 @@ char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *cfg);
  * distributed), one path relative to the dataset directory per line.
  * root_fd: SOURCE.  O(samples); 0 or -errno with a reason in why.
  */
-/* -ENOENT with a message in why when layout has no sample (a plan over
- * nothing: the loader's own dataset class would refuse it), else 0. */
-struct dsfs_layout;
-int dsfs_plan_check_layout(const struct dsfs_plan_cfg *cfg,
-			   const struct dsfs_layout *layout, char *why,
-			   size_t whylen);
+/* Lists cfg's samples (dsfs_layout_build, or _quick): 0 and *out, or
+ * -errno with why; -ENOENT when there is none (a plan over nothing: the
+ * loader's own dataset class would refuse it). */
+int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
+		     struct dsfs_layout **out, char *why, size_t whylen);
 int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 		    uint64_t epoch, uint32_t rank, FILE *out, char *why,
 		    size_t whylen);

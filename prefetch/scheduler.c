@@ -26,7 +26,6 @@
 #include "scheduler.h"
 #include "seek.h"
 
-
 /* One local rank's loader and how far the scheduler got ahead of it. */
 struct srank {
 	struct dsfs_tracker *t;	/* NULL until the epoch is known (a group
