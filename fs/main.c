@@ -58,7 +58,10 @@ static int check_not_mounted(const char *mnt)
 	return 0;
 }
 
-/* fsname=SOURCE (escaped for libfuse's option parser), subtype, ro. */
+/* fsname=SOURCE (escaped for libfuse's option parser), subtype, ro, and
+ * nosuid,nodev last, so that they win over the suid and dev that mount.fuse3
+ * passes when root mounts through mount(8) or fstab: a data set's setuid
+ * files and device nodes never take effect through the mount. */
 static int add_mount_args(struct fuse_args *args, const struct dsfs_opts *o)
 {
 	size_t len = strlen(o->source);
@@ -76,7 +79,7 @@ static int add_mount_args(struct fuse_args *args, const struct dsfs_opts *o)
 	}
 	*p = '\0';
 	err = fuse_opt_add_arg(args, opt) ||
-	      fuse_opt_add_arg(args, "-osubtype=dsfs,ro,default_permissions");
+	      fuse_opt_add_arg(args, "-osubtype=dsfs,ro,default_permissions,nosuid,nodev");
 	free(opt);
 	return err ? -1 : 0;
 }
@@ -251,6 +254,8 @@ static void fs_destroy(struct dsfs_fs *fs)
 static int sched_init(struct dsfs_fs *fs)
 {
 	const struct dsfs_plan_cfg *p = &fs->opts.plan;
+	char links[64] = "";
+	uint64_t aliases;
 	int err;
 
 	if (!fs->layout)
@@ -261,11 +266,14 @@ static int sched_init(struct dsfs_fs *fs)
 			 dsfs_sampler_name(p->sampler.kind), strerror(-err));
 		return err;
 	}
-	dsfs_info("plan: %s over %llu samples (layout %s of %s, %llu reached through symlinks), epoch %s",
+	aliases = dsfs_layout_info(fs->layout)->aliases;
+	if (aliases)
+		snprintf(links, sizeof(links), ", %llu reached through symlinks",
+			 (unsigned long long)aliases);
+	dsfs_info("plan: %s over %llu samples (layout %s of %s%s), epoch %s",
 		  dsfs_sampler_name(p->sampler.kind),
 		  (unsigned long long)dsfs_layout_count(fs->layout),
-		  dsfs_layout_kind_name(p->layout), p->dataset,
-		  (unsigned long long)dsfs_layout_info(fs->layout)->aliases,
+		  dsfs_layout_kind_name(p->layout), p->dataset, links,
 		  p->epoch_auto ? "auto" : "given");
 	return 0;
 }

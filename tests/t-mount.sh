@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-mount: mount(8) and fstab integration (README.md's fstab line), fusermount3 -u, clean exit on SIGTERM/SIGINT, daemon mode, the "mounted" log line, -d tracing.
+# t-mount: mount(8) and fstab integration (README.md's fstab line; always nosuid,nodev), fusermount3 -u, clean exit on SIGTERM/SIGINT, daemon mode, the "mounted" log line, -d tracing.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -46,6 +46,9 @@ check_mounted() {
 	[[ $type == fuse.dsfs ]] || fail "type is $type, not fuse.dsfs"
 	[[ $dev == "$SRC" ]] || fail "source is $dev, not $SRC"
 	[[ ,$opts, == *,ro,* ]] || fail "not mounted ro: $opts"
+	# mount.fuse3 passes root's default dev,suid: dsfs must override them
+	[[ ,$opts, == *,nosuid,* && ,$opts, == *,nodev,* ]] ||
+		fail "not mounted nosuid,nodev: $opts"
 	"$READCHECK" tree "$SRC" "$MNT" || fail "readcheck tree"
 }
 
