@@ -58,6 +58,54 @@ static int check_not_mounted(const char *mnt)
 	return 0;
 }
 
+/* Whether directory `path` (absolute, resolved) is `dir` or lies below it:
+ * compared by device and inode, path and each ancestor, so that another
+ * name of dir (a bind mount) is seen too where it is an ancestor by name. */
+static bool within(const char *path, const struct stat *dir)
+{
+	char *p = strdup(path), *slash;
+	struct stat st;
+	bool in = false;
+
+	if (!p)
+		return false;
+	for (;;) {
+		if (stat(*p ? p : "/", &st) == 0 && st.st_dev == dir->st_dev &&
+		    st.st_ino == dir->st_ino) {
+			in = true;
+			break;
+		}
+		slash = strrchr(p, '/');
+		if (!slash || !*p)
+			break;
+		*slash = '\0';
+	}
+	free(p);
+	return in;
+}
+
+/* A MOUNTPOINT that is SOURCE, above it or inside it would put the mount
+ * in its own tree: the daemon's reads of SOURCE would wait on itself. */
+static int check_apart(const char *src, const char *mnt)
+{
+	struct stat s, m;
+	const char *where;
+
+	if (stat(src, &s) < 0 || stat(mnt, &m) < 0)
+		return 0; /* resolve_dir() checked both: a race, found later */
+	if (s.st_dev == m.st_dev && s.st_ino == m.st_ino)
+		where = "is";
+	else if (within(src, &m))
+		where = "is above";
+	else if (within(mnt, &s))
+		where = "is inside";
+	else
+		return 0;
+	fprintf(stderr, "dsfs: MOUNTPOINT %s %s SOURCE %s: the mount would be part of its own tree; choose a directory outside SOURCE\n",
+		mnt, where, src);
+	return -1;
+}
+
 /* fsname=SOURCE (escaped for libfuse's option parser), subtype, ro, and
  * nosuid,nodev last, so that they win over the suid and dev that mount.fuse3
  * passes when root mounts through mount(8) or fstab: a data set's setuid
@@ -380,6 +428,7 @@ int main(int argc, char **argv)
 	if (resolve_dir("SOURCE", &fs.opts.source) ||
 	    resolve_dir("MOUNTPOINT", &fs.opts.mountpoint) ||
 	    check_not_mounted(fs.opts.mountpoint) ||
+	    check_apart(fs.opts.source, fs.opts.mountpoint) ||
 	    add_mount_args(&args, &fs.opts) || fs_init(&fs))
 		goto out;
 	ret = run_session(&fs, &args);

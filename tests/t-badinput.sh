@@ -89,6 +89,12 @@ bad "$WORK/nonexistent" "$SRC" "$WORK/nonexistent"
 bad "$WORK/file" "$SRC" "$WORK/file"
 bad SOURCE
 bad MOUNTPOINT "$SRC"
+# The mount in its own tree: the daemon's reads of SOURCE would wait on it.
+mkdir -p "$SRC/sub/inner"
+bad "is SOURCE" "$SRC" "$SRC"
+bad "is above SOURCE" "$SRC/sub" "$SRC"
+bad "is inside SOURCE" "$SRC" "$SRC/sub/inner"
+rmdir "$SRC/sub/inner" "$SRC/sub"
 bad extra "$SRC" "$MNT" extra
 
 # Every option taking a number, with what it needs beside it: empty,
