@@ -32,6 +32,7 @@ struct srank {
 				   detects through the first rank's) */
 	uint32_t rank;
 	uint64_t epoch;		/* tracker epoch `fetched` counts in */
+	uint64_t starts;	/* ... and its count of fresh starts */
 	uint64_t fetched;	/* next position to fetch */
 	uint64_t lead_from;	/* the lead window is [lead_from, fetched) */
 	uint64_t lead_bytes;	/* ... and holds this many bytes */
@@ -363,11 +364,14 @@ static bool rank_update_locked(struct dsfs_sched *s, struct srank *r)
 	if (st.detected == DSFS_TRACKER_LOST ||
 	    st.detected == DSFS_TRACKER_DETECTING)
 		return false;
-	if (st.epoch != r->epoch) { /* positions restart at the boundary */
+	if (st.epoch != r->epoch || st.starts != r->starts) {
+		/* positions restart at the boundary; from 0 when the
+		 * loader was found again at an epoch's start */
 		r->fetched = r->fetched > st.count ? r->fetched - st.count : 0;
-		if (st.epoch != r->epoch + 1)
+		if (st.epoch != r->epoch + 1 || st.starts != r->starts)
 			r->fetched = 0;
 		r->epoch = st.epoch;
+		r->starts = st.starts;
 		recount = true;
 	}
 	/* The next epoch's order gives the samples read now their next use
@@ -455,6 +459,7 @@ static void follow_from_locked(struct dsfs_sched *s, struct srank *r)
 
 	dsfs_tracker_state(r->t, &st);
 	r->epoch = st.epoch;
+	r->starts = st.starts;
 	/* The loader is at the frontier by now: fetch from there (what lies
 	 * before it was read, or is being read, around the cache). */
 	r->fetched = st.frontier;
@@ -632,6 +637,7 @@ static int rank_tracker(struct dsfs_sched *s, struct srank *r, bool detect,
 		r->t = NULL;
 	}
 	r->epoch = epoch;
+	r->starts = 0;
 	return err;
 }
 
@@ -745,9 +751,12 @@ void dsfs_sched_stop(struct dsfs_sched *s)
 }
 
 /*
- * The rank whose loader read idx: the first whose current epoch still has
- * idx to read, else the first with idx in its next epoch (a vote for the
- * switch), else the first rank (a misprediction there).  O(ranks).
+ * The rank whose loader read idx: the first with the highest claim
+ * (tracker.h): idx unseen in the window of its current epoch; else at its
+ * next epoch's start (a vote for the switch); else anywhere in its orders;
+ * else the first rank (a misprediction there).  A rank that pushed most of
+ * its epoch (and so saw few of its reads) must not take another rank's
+ * vote for an unseen position far behind its frontier.  O(ranks).
  */
 static struct srank *route_locked(struct dsfs_sched *s, uint64_t idx)
 {
@@ -755,7 +764,7 @@ static struct srank *route_locked(struct dsfs_sched *s, uint64_t idx)
 	int claim, top = 0;
 	uint32_t i;
 
-	for (i = 0; i < s->nranks && top < 2; i++) {
+	for (i = 0; i < s->nranks && top < DSFS_CLAIM_NOW; i++) {
 		if (!s->ranks[i].t)
 			continue;
 		claim = dsfs_tracker_claim(s->ranks[i].t, idx);
@@ -791,7 +800,8 @@ static void group_detected_locked(struct dsfs_sched *s)
 	ngot = dsfs_tracker_collected(s->ranks[0].t, &got);
 	for (k = 0; k < ngot; k++) {
 		r = route_locked(s, got[k]);
-		if (r != &s->ranks[0] && dsfs_tracker_claim(r->t, got[k]) == 2)
+		if (r != &s->ranks[0] &&
+		    dsfs_tracker_claim(r->t, got[k]) == DSFS_CLAIM_NOW)
 			dsfs_tracker_access(r->t, got[k]);
 	}
 }
@@ -870,11 +880,12 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 	if (now->detected == DSFS_TRACKER_LOST &&
 	    was->detected == DSFS_TRACKER_DETECTING)
 		dsfs_warn(
-			"plan: %sprediction lost: no epoch matches the first %llu opens (wrong seed, sampler or layout?); prefetch by the plan stops",
-			who, (unsigned long long)now->accesses);
+			"plan: %sprediction lost: no epoch of the %u tried matches the first %llu opens (wrong seed, sampler or layout, or a later epoch: give epoch=N); prefetch by the plan waits for opens that match",
+			who, DSFS_TRACKER_DETECT_EPOCHS,
+			(unsigned long long)now->accesses);
 	else if (now->detected == DSFS_TRACKER_LOST)
 		dsfs_warn(
-			"plan: %sprediction lost in epoch %llu: %llu of %llu opens mispredicted (wrong seed or sampler, or another reader?); prefetch by the plan stops until the order matches again",
+			"plan: %sprediction lost in epoch %llu: %llu of %llu opens mispredicted (a new job, another reader, or a wrong seed or sampler?); prefetch by the plan stops until an epoch's start matches",
 			who, e, (unsigned long long)now->mispredictions,
 			(unsigned long long)now->accesses);
 	else if (was->detected == DSFS_TRACKER_DETECTING)

@@ -23,6 +23,21 @@
 #define HIST_BITS 256	     /* accesses the miss rate is taken over */
 #define HIST_MIN 64	     /* ... once at least this many are recorded */
 #define DETECT_WORK (1ULL << 30) /* + 64 n: detection's MT19937 outputs */
+#define RECOVER_EVERY 8	     /* lost: accesses between tests of the candidates */
+#define KEPT_MAX DSFS_TRACKER_DETECT_EPOCHS /* candidate starts kept */
+
+/* The start of a candidate epoch: (index, position) pairs sorted by index,
+ * the positions below a limit (of each rank of a group). */
+struct pentry {
+	uint32_t idx, pos;
+};
+
+struct prefix {
+	uint64_t epoch;
+	struct pentry *e;
+	uint32_t len;
+	uint64_t count;		/* one rank's positions in that epoch */
+};
 
 struct dsfs_tracker_epoch {
 	uint64_t epoch;
@@ -58,6 +73,15 @@ struct dsfs_tracker {
 	uint64_t detect_base, hint_first, hint_count;
 	uint32_t collected[DSFS_TRACKER_DETECT_SAMPLES];
 	uint32_t ncollected;
+	/* Finding the loader again while lost (recover()). */
+	struct prefix kept[KEPT_MAX];	/* where a new job starts */
+	uint32_t nkept;
+	bool kept_group;		/* kept holds the group's starts */
+	struct prefix far;		/* the epoch after next, or none */
+	uint32_t ring[DSFS_TRACKER_DETECT_SAMPLES]; /* last distinct accesses */
+	uint32_t nring, ring_pos, since_test;
+	uint64_t lost_run;		/* accesses since lost or moved on */
+	uint64_t starts;		/* epochs found again (adopt()) */
 };
 
 static bool bit_get(const uint64_t *b, uint64_t i)
@@ -253,7 +277,15 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t)
 	return err;
 }
 
-/* idx's first position in the next epoch if within its first W, else NO_POS. */
+/* The next epoch's first positions that vote for it. */
+static uint64_t vote_span(const struct dsfs_tracker *t)
+{
+	return t->window > DSFS_TRACKER_VOTE_SPAN ? t->window :
+						    DSFS_TRACKER_VOTE_SPAN;
+}
+
+/* idx's first position in the next epoch if within its first vote_span(),
+ * else NO_POS. */
 static uint32_t next_start_pos(struct dsfs_tracker *t, uint64_t idx)
 {
 	uint32_t p;
@@ -261,7 +293,7 @@ static uint32_t next_start_pos(struct dsfs_tracker *t, uint64_t idx)
 	if (dsfs_tracker_prepare_next(t))
 		return NO_POS;
 	p = t->next.inv[idx];
-	return p != NO_POS && p < t->window ? p : NO_POS;
+	return p != NO_POS && p < vote_span(t) ? p : NO_POS;
 }
 
 /* Record one result in the miss history; may make the tracker lost. */
@@ -287,6 +319,8 @@ static void record(struct dsfs_tracker *t, bool miss)
 	    (t->hist_len >= HIST_MIN && t->hist_misses * 4 > t->hist_len)) {
 		t->mode = DSFS_TRACKER_LOST;
 		t->nvotes = 0;
+		t->since_test = RECOVER_EVERY - 1; /* test at the next access */
+		t->lost_run = 0;
 	}
 }
 
@@ -296,6 +330,8 @@ static void unlose(struct dsfs_tracker *t)
 	t->mode = t->tracking;
 	memset(t->hist, 0, sizeof(t->hist));
 	t->hist_len = t->hist_pos = t->hist_misses = t->miss_run = 0;
+	t->nring = t->ring_pos = t->since_test = 0;
+	t->lost_run = 0;
 }
 
 /*
@@ -329,15 +365,226 @@ static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 	return DSFS_TRACK_NEXT_EPOCH;
 }
 
+/* Recovery while lost: candidate epochs' starts (see tracker.h). */
+
+/* Positions of a candidate's start that a test accepts. */
+static uint64_t recover_limit(const struct dsfs_tracker *t)
+{
+	return DSFS_TRACKER_DETECT_SAMPLES + RECOVER_EVERY + t->window;
+}
+
+static int pentry_cmp(const void *a, const void *b)
+{
+	const struct pentry *x = a, *y = b;
+
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void prefix_free(struct prefix *p)
+{
+	free(p->e);
+	p->e = NULL;
+	p->len = 0;
+}
+
+/*
+ * Keep the start of epoch e from its order (count positions): the first
+ * `limit` positions; with stride > 1 (a group's whole permutation), the
+ * positions g / stride of the group's ranks rank .. rank + group - 1.
+ * 0 or -ENOMEM.
+ */
+static int prefix_from(const struct dsfs_tracker *t, const uint32_t *order,
+		       uint64_t count, uint64_t stride, uint64_t e,
+		       struct prefix *out)
+{
+	uint64_t limit = recover_limit(t), g, r, pos, max;
+	uint32_t len = 0;
+
+	max = limit * (stride > 1 ? t->group : 1);
+	out->e = malloc(max * sizeof(*out->e));
+	if (!out->e)
+		return -ENOMEM;
+	for (g = 0; g < count && len < max; g++) {
+		pos = g / stride;
+		r = g % stride;
+		if (pos >= limit)
+			break;
+		if (stride > 1 && (r < t->rank || r >= t->rank + t->group))
+			continue;
+		out->e[len++] = (struct pentry){ order[g], (uint32_t)pos };
+	}
+	qsort(out->e, len, sizeof(*out->e), pentry_cmp);
+	out->len = len;
+	out->epoch = e;
+	out->count = count / stride;
+	return 0;
+}
+
+/* The start of epoch e of this rank, computed (O(n), torch-random
+ * O(e * n)). */
+static int prefix_build(struct dsfs_tracker *t, uint64_t e, struct prefix *out)
+{
+	uint32_t *order;
+	uint64_t count;
+	int err;
+
+	err = dsfs_sampler_order(&t->cfg, t->n, e, t->rank, &order, &count);
+	if (err)
+		return err;
+	err = prefix_from(t, order, count, 1, e, out);
+	free(order);
+	return err;
+}
+
+/* Keep an epoch's start among those a new job may start at. */
+static void keep_start(struct dsfs_tracker *t, const uint32_t *order,
+		       uint64_t count, uint64_t stride, uint64_t e)
+{
+	if (t->nkept < KEPT_MAX &&
+	    !prefix_from(t, order, count, stride, e, &t->kept[t->nkept]))
+		t->nkept++;
+}
+
+/* Whether the ring's accesses sit, all but an eighth, at p's start. */
+static bool ring_in_prefix(const struct dsfs_tracker *t, const struct prefix *p)
+{
+	uint32_t i, missed = 0;
+	struct pentry key = { 0, 0 };
+
+	if (!p->e || p->count < 4 * recover_limit(t))
+		return false;
+	for (i = 0; i < t->nring; i++) {
+		key.idx = t->ring[i];
+		missed += !bsearch(&key, p->e, p->len, sizeof(key), pentry_cmp);
+	}
+	return missed <= t->nring / 8;
+}
+
+/* The same for an epoch whose whole order is held. */
+static bool ring_in_start(const struct dsfs_tracker *t,
+			  const struct dsfs_tracker_epoch *ep)
+{
+	uint64_t limit = recover_limit(t);
+	uint32_t i, missed = 0;
+
+	if (!ep->ready || ep->count < 4 * limit)
+		return false;
+	for (i = 0; i < t->nring; i++)
+		missed += ep->inv[t->ring[i]] == NO_POS ||
+			  ep->inv[t->ring[i]] >= limit;
+	return missed <= t->nring / 8;
+}
+
+/*
+ * The loader is at the start of epoch e: follow it from there, with the
+ * ring's accesses seen (those of this rank's order) and handed on as the
+ * collection (dsfs_tracker_collected()).  A return value as tracker.h says.
+ */
+static int adopt(struct dsfs_tracker *t, uint64_t e, bool group)
+{
+	bool first = !t->cur.ready, again = !first && t->cur.epoch == e;
+	struct dsfs_tracker_epoch *ep = again ? &t->cur : &t->next;
+	uint64_t limit = recover_limit(t);
+	uint32_t i, p;
+
+	if (!again && !(t->next.ready && t->next.epoch == e) &&
+	    epoch_build(t, &t->next, e))
+		return DSFS_TRACK_MISS;
+	t->nvotes = 0;
+	for (i = 0; i < t->nring; i++) {
+		p = ep->inv[t->ring[i]];
+		if (p != NO_POS && p < limit)
+			t->votes[t->nvotes++] = p;
+	}
+	if (again) {		/* the same epoch begun again */
+		progress_reset(t);
+		for (i = 0; i < t->nring; i++) {
+			p = ep->inv[t->ring[i]];
+			if (p != NO_POS && p < limit && !bit_get(t->seen, p))
+				mark_seen(t, p);
+		}
+	} else {
+		t->next.err = 0;
+		if (switch_epoch(t)) {
+			t->nvotes = 0;
+			return DSFS_TRACK_MISS;
+		}
+	}
+	t->starts++;
+	memcpy(t->collected, t->ring, t->nring * sizeof(*t->ring));
+	t->ncollected = t->nring;
+	if (first || group)
+		t->tracking = DSFS_TRACKER_DETECTED;
+	unlose(t);
+	return first || group ? DSFS_TRACK_DETECTED : DSFS_TRACK_NEXT_EPOCH;
+}
+
+/* Lost for an epoch's worth of accesses: the candidates move on one epoch
+ * (the loader has), staying lost. */
+static void move_on(struct dsfs_tracker *t)
+{
+	t->lost_run = 0;
+	if (t->fixed || dsfs_tracker_prepare_next(t))
+		return;
+	t->nvotes = 0;
+	switch_epoch(t);
+}
+
+/* Remember a missed access among the last distinct ones: when the misses
+ * make the tracker lost, they are where the loader went. */
+static void ring_add(struct dsfs_tracker *t, uint64_t idx)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->nring; i++)
+		if (t->ring[i] == idx)
+			return;
+	t->ring[t->ring_pos] = (uint32_t)idx;
+	t->ring_pos = (t->ring_pos + 1) % DSFS_TRACKER_DETECT_SAMPLES;
+	if (t->nring < DSFS_TRACKER_DETECT_SAMPLES)
+		t->nring++;
+}
+
+/* A lost access: remember it, and now and then test the candidates. */
+static int recover(struct dsfs_tracker *t, uint64_t idx)
+{
+	uint32_t i, want = t->cur.ready ? DSFS_TRACKER_DETECT_SAMPLES :
+					  t->ncollected;
+
+	ring_add(t, idx);
+	if (t->cur.ready && ++t->lost_run >= t->cur.count)
+		move_on(t);
+	if (t->fixed || t->nring < want || ++t->since_test < RECOVER_EVERY)
+		return DSFS_TRACK_MISS;
+	t->since_test = 0;
+	if (t->cur.ready) {
+		if (!dsfs_tracker_prepare_next(t) && ring_in_start(t, &t->next))
+			return adopt(t, t->next.epoch, false);
+		if (ring_in_start(t, &t->cur))
+			return adopt(t, t->cur.epoch, false);
+		if (t->far.epoch != t->cur.epoch + 2 || !t->far.e) {
+			prefix_free(&t->far);
+			if (prefix_build(t, t->cur.epoch + 2, &t->far))
+				prefix_free(&t->far);
+		}
+		if (ring_in_prefix(t, &t->far))
+			return adopt(t, t->far.epoch, false);
+	}
+	for (i = 0; i < t->nkept; i++)
+		if (ring_in_prefix(t, &t->kept[i]))
+			return adopt(t, t->kept[i].epoch, t->kept_group);
+	return DSFS_TRACK_MISS;
+}
+
 /* One access while tracking or lost. */
 static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 {
 	uint32_t p;
 	int r;
 
-	if (!t->cur.ready) {	/* lost while detecting: nothing to follow */
+	if (!t->cur.ready) {	/* detection found no epoch */
 		record(t, true);
-		return DSFS_TRACK_MISS;
+		return recover(t, idx);
 	}
 	if (t->mode != DSFS_TRACKER_LOST) {
 		p = unseen_pos(t, idx);
@@ -348,8 +595,12 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 			return DSFS_TRACK_IN_PLAN;
 		}
 		r = vote_next(t, idx, EARLY_VOTES);
+		if (r == DSFS_TRACK_MISS)
+			ring_add(t, idx);
 	} else {
 		r = vote_next(t, idx, LOST_VOTES);
+		if (r == DSFS_TRACK_MISS)
+			r = recover(t, idx);
 	}
 	record(t, r == DSFS_TRACK_MISS);
 	return r;
@@ -415,13 +666,19 @@ static int detect(struct dsfs_tracker *t)
 	uint64_t limit = (uint64_t)t->ncollected + t->window;
 	uint32_t k;
 
+	t->kept_group = t->group > 1;
 	for (i = 0; i < total; i++) {
 		e = i < DSFS_TRACKER_DETECT_EPOCHS ? t->detect_base + i :
 		    t->hint_first + (i - DSFS_TRACKER_DETECT_EPOCHS);
 		work += candidate_work(t, e);
 		if (work > budget)
 			break;
-		if (candidate_build(t, e) || !candidate_matches(t, &t->next))
+		if (candidate_build(t, e))
+			continue;
+		if (i < DSFS_TRACKER_DETECT_EPOCHS)
+			keep_start(t, t->next.order, t->next.count,
+				   t->group > 1 ? t->cfg.world : 1, e);
+		if (!candidate_matches(t, &t->next))
 			continue;
 		if (t->group > 1 && epoch_build(t, &t->next, e))
 			continue;
@@ -531,12 +788,21 @@ void dsfs_tracker_set_detected(struct dsfs_tracker *t)
 
 int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx)
 {
+	uint32_t p;
+	bool next;
+
 	if (idx >= t->n || !t->cur.ready)
-		return 0;
-	if (t->mode != DSFS_TRACKER_LOST && t->mode != DSFS_TRACKER_DETECTING &&
-	    unseen_pos(t, idx) != NO_POS)
-		return 2;
-	return next_known(t) && t->next.inv[idx] != NO_POS ? 1 : 0;
+		return DSFS_CLAIM_NONE;
+	next = next_known(t) && t->next.inv[idx] != NO_POS;
+	if (t->mode == DSFS_TRACKER_LOST || t->mode == DSFS_TRACKER_DETECTING)
+		return next || t->cur.inv[idx] != NO_POS ? DSFS_CLAIM_LATER :
+							   DSFS_CLAIM_NONE;
+	p = unseen_pos(t, idx);
+	if (p != NO_POS && in_window(t, p))
+		return DSFS_CLAIM_NOW;
+	if (next && t->next.inv[idx] < vote_span(t))
+		return DSFS_CLAIM_NEXT_START;
+	return next || p != NO_POS ? DSFS_CLAIM_LATER : DSFS_CLAIM_NONE;
 }
 
 uint64_t dsfs_tracker_time(const struct dsfs_tracker *t, uint64_t pos)
@@ -582,6 +848,7 @@ void dsfs_tracker_state(const struct dsfs_tracker *t,
 	st->detected = t->mode;
 	st->mispredictions = t->misses;
 	st->accesses = t->accesses;
+	st->starts = t->starts;
 	if (!t->cur.ready)
 		return;
 	st->epoch = t->cur.epoch;
@@ -620,10 +887,15 @@ static void epoch_free(struct dsfs_tracker_epoch *ep)
 
 void dsfs_tracker_free(struct dsfs_tracker *t)
 {
+	uint32_t i;
+
 	if (!t)
 		return;
 	epoch_free(&t->cur);
 	epoch_free(&t->next);
+	for (i = 0; i < t->nkept; i++)
+		prefix_free(&t->kept[i]);
+	prefix_free(&t->far);
 	free(t->seen);
 	free(t);
 }
@@ -670,6 +942,7 @@ int dsfs_tracker_new(const struct dsfs_sampler_cfg *s, uint64_t n,
 		     uint32_t window, struct dsfs_tracker **out)
 {
 	struct dsfs_tracker *t;
+	int err;
 
 	*out = NULL;
 	if (s->kind == DSFS_SAMPLER_NONE || n == 0 || n > DSFS_SAMPLER_MAX_N ||
@@ -687,7 +960,10 @@ int dsfs_tracker_new(const struct dsfs_sampler_cfg *s, uint64_t n,
 		*out = t;
 		return 0;
 	}
-	return tracker_start(t, epoch_build(t, &t->cur, epoch), out);
+	err = epoch_build(t, &t->cur, epoch);
+	if (!err) /* a new job starts at the configured epoch again */
+		keep_start(t, t->cur.order, t->cur.count, 1, epoch);
+	return tracker_start(t, err, out);
 }
 
 int dsfs_tracker_new_fixed(uint32_t *order, uint64_t count, uint64_t n,

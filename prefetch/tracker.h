@@ -17,7 +17,10 @@
  * query dsfs_tracker_state() included).  Distinct trackers are independent.
  * Memory: for n samples and this rank's order of count positions, two
  * orders (current and next epoch, 4 bytes a position), two inverses (4 bytes
- * a sample) and a bitmap: about 8 * (n + count) bytes plus count / 8.
+ * a sample) and a bitmap: about 8 * (n + count) bytes plus count / 8; and
+ * the starts of candidate epochs kept for finding the loader again (8 bytes
+ * a position, about W + 40 positions a candidate and rank of the group, up
+ * to 66 candidates).
  * Costs are given per function; the O(n) ones compute an epoch's order.
  */
 #ifndef DSFS_TRACKER_H
@@ -28,6 +31,8 @@
 
 #include "sampler.h"
 
+/* Next-epoch votes count in at least this many first positions. */
+#define DSFS_TRACKER_VOTE_SPAN 256U
 /* Window used when dsfs_tracker_new() gets 0. */
 #define DSFS_TRACKER_WINDOW_DEFAULT 1024U
 /* Epoch auto-detection: candidate epochs tried from `epoch` on. */
@@ -66,6 +71,10 @@ struct dsfs_tracker_state {
 	uint64_t count;		 /* length of this rank's order this epoch */
 	uint64_t mispredictions; /* MISS results, every mode but detecting */
 	uint64_t accesses;	 /* every dsfs_tracker_access() call */
+	uint64_t starts;	 /* times the loader was found again at an
+				    epoch's start while lost (that epoch's
+				    positions start afresh, also when it is
+				    the same epoch) */
 };
 
 struct dsfs_tracker;
@@ -131,7 +140,9 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * sits in the first W positions of the next epoch, and: the low-water mark
  * reached the end of the current epoch; or it is >= 90% seen and the access
  * before was such an access too (so that one stray cannot switch); or,
- * below 90%, on the 8th such access in a row.  The accesses before the
+ * below 90%, on the 8th such access in a row.  ("The first W positions"
+ * are at least the first DSFS_TRACKER_VOTE_SPAN: with push, the loader's
+ * reads of most samples never reach dsfs, and votes come sparse.)  The accesses before the
  * switching one return MISS, and are marked seen in the new epoch.
  * Else MISS.
  * Repeated indices: every position of an index is kept and an access takes
@@ -140,9 +151,18 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * (checked for N < 60, R < 40), but the tracker does not rely on it.
  * LOST after 64 misses in a row, or when at least 64 of the accesses are
  * recorded and more than a quarter of the last min(accesses, 256) missed.
- * Lost: every access is a MISS; 16 in a row in the first W positions of the
- * next epoch switch to it (tracking again, NEXT_EPOCH).  A tracker lost
- * because detection found no epoch has nothing to follow and stays lost.
+ * Lost: every access is a MISS but the one that finds the loader again:
+ * 16 in a row in the first W positions of the next epoch switch to it
+ * (NEXT_EPOCH); or the last DSFS_TRACKER_DETECT_SAMPLES distinct accesses
+ * sit, all but an eighth, in the first positions of a candidate epoch (as
+ * detection tests them): the current one begun again, the next, the one
+ * after (the loader ran ahead), or the epoch a new job starts at (the
+ * configured epoch, or epoch_auto's candidates, whose starts the detection
+ * kept).  That access returns NEXT_EPOCH, or DETECTED when a group's
+ * candidate matched or detection had found none before.  While lost, the
+ * candidates move on an epoch per count accesses, as the loader does.
+ * Candidates need count >= 4 (collected + 8 + W) so that chance cannot
+ * match them.
  *
  * Detecting (epoch_auto): returns DETECTING while it collects up to
  * DSFS_TRACKER_DETECT_SAMPLES distinct indices (fewer when this rank has
@@ -178,11 +198,18 @@ uint32_t dsfs_tracker_collected(const struct dsfs_tracker *t,
 				const uint32_t **idx);
 
 /*
- * Whether idx is this rank's to read: 2 when it has a position in the
- * current epoch not yet seen (tracking only), 1 when it is in the next
- * epoch's order (once computed), else 0.  For routing an access among the
- * trackers of several local ranks.  O(1) (plus repeats).
+ * How strongly idx is this rank's to read, for routing an access among the
+ * trackers of several local ranks (the highest claim wins):
  */
+enum dsfs_claim {
+	DSFS_CLAIM_NONE,	/* not in this rank's current or next epoch */
+	DSFS_CLAIM_LATER,	/* in them, but its access would be a miss now
+				   (an unseen position far from the frontier,
+				   the next epoch past its start, or lost) */
+	DSFS_CLAIM_NEXT_START,	/* at the next epoch's start: a vote for it */
+	DSFS_CLAIM_NOW,		/* an unseen position in the window */
+};
+/* An enum dsfs_claim.  O(1) (plus repeats). */
 int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx);
 /* A tracker made for an epoch that another rank's detection found: it
  * reports DETECTED, not CONFIGURED (and comes back to it from LOST). */

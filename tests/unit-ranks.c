@@ -60,22 +60,25 @@ static void test_times(void)
 		uint32_t idx = o0[p];
 
 		bad += dsfs_tracker_next_use(t, idx) != 3 * n0 + p;
-		bad += dsfs_tracker_claim(t, idx) != 2;
+		bad += dsfs_tracker_claim(t, idx) != DSFS_CLAIM_NOW;
 		bad += dsfs_tracker_access(t, idx) != DSFS_TRACK_IN_PLAN;
-		/* Read: its next use is its place in epoch 4, or none. */
+		/* Read: its next use is its place in epoch 4, or none; a
+		 * read of it now votes for epoch 4 when near its start. */
 		if (find(o1, n1, idx) < n1)
 			bad += dsfs_tracker_next_use(t, idx) !=
 			       4 * n0 + find(o1, n1, idx) ||
-			       dsfs_tracker_claim(t, idx) != 1;
+			       dsfs_tracker_claim(t, idx) !=
+			       (find(o1, n1, idx) < DSFS_TRACKER_VOTE_SPAN ?
+				DSFS_CLAIM_NEXT_START : DSFS_CLAIM_LATER);
 		else
 			bad += dsfs_tracker_next_use(t, idx) !=
 			       DSFS_TRACKER_NEVER ||
-			       dsfs_tracker_claim(t, idx) != 0;
+			       dsfs_tracker_claim(t, idx) != DSFS_CLAIM_NONE;
 	}
 	CHECK(bad == 0);
 	/* Rank 1's samples of epoch 3 are not rank 0's to read now. */
 	for (p = 0, bad = 0; p < n2; p++)
-		bad += dsfs_tracker_claim(t, other[p]) == 2;
+		bad += dsfs_tracker_claim(t, other[p]) == DSFS_CLAIM_NOW;
 	CHECK(bad == 0);
 	CHECK(dsfs_tracker_next_use(t, N) == DSFS_TRACKER_NEVER);
 	free(o0);
@@ -115,8 +118,9 @@ static void test_group_detect(uint32_t group, bool expect)
 		CHECK(st.seen == (k + 1) / 2);
 		ngot = dsfs_tracker_collected(t, &got);
 		CHECK(ngot == k && got[1] == o2[0]);
-		CHECK(dsfs_tracker_claim(t, o1[k]) == 2);
-		CHECK(dsfs_tracker_claim(t, o2[k]) == 0);
+		CHECK(dsfs_tracker_claim(t, o1[(k + 1) / 2]) == DSFS_CLAIM_NOW);
+		CHECK(dsfs_tracker_claim(t, o1[k + 16]) == DSFS_CLAIM_LATER);
+		CHECK(dsfs_tracker_claim(t, o2[k]) == DSFS_CLAIM_NONE);
 		CHECK(dsfs_tracker_group(t, 2) == -EALREADY);
 	} else {
 		CHECK(st.detected == DSFS_TRACKER_LOST);

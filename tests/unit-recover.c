@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * unit-recover: a lost tracker finds the loader again at an epoch's start
+ * (tracker.h): a new job on the same mount (back at the configured epoch,
+ * or at one of epoch_auto's candidates), the same epoch begun again, a
+ * loader two epochs ahead, a detection that found nothing (a pre-pass over
+ * the data) and retries; and accesses in no order never match by chance.
+ * Also: with push, a rank sees only every eighth read, and the next epoch
+ * still begins.  No mount; single-threaded.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "sampler.h"
+#include "tracker.h"
+#include "unit-check.h"
+#include "unit-plan.h"
+
+#define N 4000
+#define WINDOW 64
+
+/* Feed positions from..to of order o; the result of each, counted. */
+struct fed {
+	uint64_t in_plan, next, detected, miss;
+	uint64_t first_found; /* 1 + the access that found the loader, or 0 */
+};
+
+static void feed(struct dsfs_tracker *t, const uint32_t *o, uint64_t from,
+		 uint64_t to, uint64_t step, struct fed *f)
+{
+	uint64_t k;
+
+	for (k = from; k < to; k += step) {
+		int r = dsfs_tracker_access(t, o[k]);
+
+		f->in_plan += r == DSFS_TRACK_IN_PLAN;
+		f->next += r == DSFS_TRACK_NEXT_EPOCH;
+		f->detected += r == DSFS_TRACK_DETECTED;
+		f->miss += r == DSFS_TRACK_MISS;
+		if (!f->first_found && (r == DSFS_TRACK_NEXT_EPOCH ||
+					r == DSFS_TRACK_DETECTED))
+			f->first_found = k - from + 1;
+	}
+}
+
+static void state_is(struct dsfs_tracker *t, enum dsfs_tracker_mode mode,
+		     uint64_t epoch)
+{
+	struct dsfs_tracker_state st;
+
+	dsfs_tracker_state(t, &st);
+	CHECK(st.detected == mode);
+	if (mode != DSFS_TRACKER_LOST && mode != DSFS_TRACKER_DETECTING)
+		CHECK(st.epoch == epoch);
+}
+
+/*
+ * A job follows epochs 0 and 1 (1 to its middle); then a new job starts at
+ * epoch `restart`: lost, then found at its start, then followed to the end.
+ */
+static void run_new_job(bool epoch_auto, uint64_t base, uint64_t restart)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct fed f = { 0 }, g = { 0 };
+	uint64_t n0, n1, nr;
+	uint32_t *o0, *o1, *or;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 42, 1);
+	o0 = unit_order(&c, N, base, 0, &n0);
+	o1 = unit_order(&c, N, base + 1, 0, &n1);
+	or = unit_order(&c, N, restart, 0, &nr);
+	CHECK(dsfs_tracker_new(&c, N, 0, epoch_auto, base, WINDOW, &t) == 0);
+	feed(t, o0, 0, n0, 1, &f);
+	feed(t, o1, 0, n1 / 2, 1, &f);
+	state_is(t, epoch_auto ? DSFS_TRACKER_DETECTED :
+				 DSFS_TRACKER_CONFIGURED, base + 1);
+	feed(t, or, 0, nr, 1, &g);
+	/* Lost within 64 + a few misses; found within two tests after. */
+	CHECK(g.first_found > 0 && g.first_found <= 64 + 32 + 2 * 8 + 8);
+	CHECK(g.next + g.detected == 1);
+	CHECK(g.in_plan >= nr - g.first_found);
+	state_is(t, epoch_auto ? DSFS_TRACKER_DETECTED :
+				 DSFS_TRACKER_CONFIGURED, restart);
+	free(o0);
+	free(o1);
+	free(or);
+	dsfs_tracker_free(t);
+}
+
+/* The same epoch begun again halfway through (a job stopped and resumed
+ * with set_epoch(e)), and a loader that ran two epochs ahead. */
+static void test_again_and_ahead(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	struct fed f = { 0 }, g = { 0 }, h = { 0 };
+	uint64_t n2, n3, n5;
+	uint32_t *o2, *o3, *o5;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_DISTRIBUTED, 7, 2);
+	o2 = unit_order(&c, N, 2, 1, &n2);
+	o3 = unit_order(&c, N, 3, 1, &n3);
+	o5 = unit_order(&c, N, 5, 1, &n5);
+	CHECK(dsfs_tracker_new(&c, N, 1, false, 2, WINDOW, &t) == 0);
+	feed(t, o2, 0, n2 / 2, 1, &f);
+	feed(t, o2, 0, n2, 1, &g);	/* epoch 2 again */
+	CHECK(g.first_found > 0 && g.next == 1);
+	dsfs_tracker_state(t, &st);
+	/* Read to its end: the opens before the one that found it are
+	 * given up, the rest seen. */
+	CHECK(st.epoch == 2 && st.starts == 1 && st.low == n2 &&
+	      st.seen + g.first_found >= n2);
+	/* Epoch 3 stopped at a third; the loader goes on to epoch 5. */
+	feed(t, o3, 0, n3 / 3, 1, &h);
+	feed(t, o5, 0, n5, 1, &h);
+	dsfs_tracker_state(t, &st);
+	CHECK(st.detected == DSFS_TRACKER_CONFIGURED && st.epoch == 5 &&
+	      st.starts == 2);
+	free(o2);
+	free(o3);
+	free(o5);
+	dsfs_tracker_free(t);
+}
+
+/*
+ * epoch_auto after a pre-pass (every 10th sample, as when computing a
+ * data set's mean): detection finds nothing; the loader that follows, at
+ * epoch 3, is detected from its own opens.
+ */
+static void test_detect_retry(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct fed f = { 0 };
+	uint64_t n3, k;
+	uint32_t *o3;
+
+	unit_cfg(&c, DSFS_SAMPLER_NUMPY_PERMUTATION, 9, 1);
+	o3 = unit_order(&c, N, 3, 0, &n3);
+	CHECK(dsfs_tracker_new(&c, N, 0, true, 0, WINDOW, &t) == 0);
+	for (k = 0; k < N; k += 10)
+		dsfs_tracker_access(t, k);
+	state_is(t, DSFS_TRACKER_LOST, 0);
+	feed(t, o3, 0, n3, 1, &f);
+	CHECK(f.detected == 1 && f.first_found <= 32 + 8);
+	state_is(t, DSFS_TRACKER_DETECTED, 3);
+	free(o3);
+	dsfs_tracker_free(t);
+}
+
+/* Accesses in no order (a WeightedRandomSampler) never match a candidate:
+ * the tracker stays lost however long it tries. */
+static void test_no_order(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	uint64_t rs = 12345, k, found = 0;
+
+	unit_cfg(&c, DSFS_SAMPLER_PYTHON_SHUFFLE, 1, 1);
+	CHECK(dsfs_tracker_new(&c, N, 0, true, 0, WINDOW, &t) == 0);
+	for (k = 0; k < 50 * N; k++) {
+		int r;
+
+		rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
+		r = dsfs_tracker_access(t, (rs >> 33) % N);
+		found += r == DSFS_TRACK_DETECTED || r == DSFS_TRACK_NEXT_EPOCH;
+	}
+	CHECK(found == 0);
+	state_is(t, DSFS_TRACKER_LOST, 0);
+	dsfs_tracker_free(t);
+}
+
+/* With push, the loader's reads of seven samples in eight are served by
+ * the page cache: only every eighth position is seen, in both epochs, and
+ * the next epoch still begins near its start. */
+static void test_sparse_boundary(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct fed f = { 0 }, g = { 0 };
+	uint64_t n0, n1;
+	uint32_t *o0, *o1;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_DISTRIBUTED, 42, 3);
+	o0 = unit_order(&c, N, 0, 0, &n0);
+	o1 = unit_order(&c, N, 1, 0, &n1);
+	CHECK(dsfs_tracker_new(&c, N, 0, false, 0, 16, &t) == 0);
+	feed(t, o0, 0, n0, 8, &f);
+	feed(t, o1, 0, n1, 8, &g);
+	CHECK(f.miss == 0);
+	CHECK(g.next == 1 && g.first_found <= 8 * 8); /* the 8th vote */
+	state_is(t, DSFS_TRACKER_CONFIGURED, 1);
+	free(o0);
+	free(o1);
+	dsfs_tracker_free(t);
+}
+
+int main(void)
+{
+	run_new_job(false, 0, 0);
+	run_new_job(false, 4, 4);
+	run_new_job(true, 0, 0);
+	run_new_job(true, 2, 5); /* a resumed job, among the candidates */
+	test_again_and_ahead();
+	test_detect_retry();
+	test_no_order();
+	test_sparse_boundary();
+	return UNIT_DONE();
+}
