@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "detach.h"
 #include "dsfs.h"
 #include "inodes.h"
 #include "log.h"
@@ -346,7 +347,7 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 	struct fuse_loop_config *cfg = NULL;
 	struct dsfs_fresh *fresh = NULL;
 	struct fuse_session *se;
-	int ret = 1, err;
+	int ret = 1, err, ready = -1;
 
 	se = fuse_session_new(args, &dsfs_ops, sizeof(dsfs_ops), fs);
 	if (!se)
@@ -355,7 +356,8 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 		goto out_session;
 	if (fuse_session_mount(se, fs->opts.mountpoint) != 0)
 		goto out_signals;
-	if (fuse_daemonize(fs->opts.foreground) != 0)
+	if (!fs->opts.foreground &&
+	    dsfs_detach(fs->opts.mountpoint, &ready) != 0)
 		goto out_unmount;
 	if (!fs->opts.foreground)
 		dsfs_log_to_syslog();
@@ -375,11 +377,14 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 		goto out_unmount;
 	fuse_loop_cfg_set_max_threads(cfg, fs->opts.max_threads);
 	fuse_loop_cfg_set_clone_fd(cfg, 1);
+	dsfs_detach_ready(&ready); /* the command checks the mount answers */
 	/* A positive value is the signal that ended the loop: a clean exit. */
 	ret = fuse_session_loop_mt(se, cfg) < 0 ? 1 : 0;
 	dsfs_info("unmounting %s", fs->opts.mountpoint);
 	fuse_loop_cfg_destroy(cfg);
 out_unmount:
+	if (ready >= 0)
+		close(ready); /* the command says the daemon stopped */
 	dsfs_push_stop(fs->push); /* no push to a session that is gone */
 	dsfs_fresh_stop(fresh);
 	fuse_session_unmount(se);

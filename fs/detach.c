@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Going to the background (see detach.h): fuse_daemonize() lets the
+ * command exit 0 as soon as the daemon has forked, before dsfs has set up
+ * its cache, I/O engine and plan, and before the kernel's INIT is
+ * answered; a failure after that point left nothing mounted and an exit
+ * status of 0.  Here the command waits for the daemon to say it is ready
+ * to serve, then checks that the mount answers, and exits with the result.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "detach.h"
+
+#define FUSE_MAGIC 0x65735546 /* statfs f_type of a FUSE mount */
+
+/* The command's side: the daemon's word, then the mount itself (a stat
+ * waits for INIT; a refused INIT aborts the connection).  Never returns. */
+static void wait_ready(int fd, const char *mountpoint)
+{
+	struct statfs sfs;
+	struct stat st;
+	ssize_t got;
+	char c = 1;
+
+	do
+		got = read(fd, &c, 1);
+	while (got < 0 && errno == EINTR);
+	if (got != 1 || c != 0) {
+		fprintf(stderr, "dsfs: the daemon stopped while starting; its messages are in the system log\n");
+		_exit(1);
+	}
+	if (stat(mountpoint, &st) < 0 || statfs(mountpoint, &sfs) < 0 ||
+	    sfs.f_type != FUSE_MAGIC) {
+		fprintf(stderr, "dsfs: MOUNTPOINT %s: the kernel did not take the filesystem (%s); the daemon's messages are in the system log\n",
+			mountpoint, errno ? strerror(errno) : "not mounted");
+		_exit(1);
+	}
+	_exit(0);
+}
+
+int dsfs_detach(const char *mountpoint, int *ready_fd)
+{
+	int p[2], null;
+	pid_t pid;
+
+	*ready_fd = -1;
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		perror("dsfs: pipe");
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("dsfs: fork");
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid > 0) {
+		close(p[1]);
+		errno = 0;
+		wait_ready(p[0], mountpoint);
+	}
+	close(p[0]);
+	if (setsid() < 0 || chdir("/") < 0) {
+		perror("dsfs: detaching");
+		close(p[1]);
+		return -1;
+	}
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+	*ready_fd = p[1];
+	return 0;
+}
+
+void dsfs_detach_ready(int *ready_fd)
+{
+	char c = 0;
+
+	if (*ready_fd < 0)
+		return;
+	if (write(*ready_fd, &c, 1) != 1) {
+		/* The command is gone (killed): nothing waits for the word. */
+	}
+	close(*ready_fd);
+	*ready_fd = -1;
+}
