@@ -65,6 +65,8 @@ struct dsfs_opts {
 struct dsfs_fs {
 	struct dsfs_opts opts;
 	int root_fd;			/* O_PATH fd of SOURCE */
+	uint64_t root_dev;		/* SOURCE's filesystem */
+	uint64_t nested_dev;		/* the last other one warned of */
 	uid_t owner;			/* the user who mounted */
 	struct dsfs_inodes *inodes;
 	struct dsfs_fdpool *fdpool;

@@ -243,6 +243,7 @@ static int fs_init(struct dsfs_fs *fs)
 		return -1;
 	}
 	fs->owner = getuid();
+	fs->root_dev = st.st_dev;
 	fs->direct_io = true;
 	clock_gettime(CLOCK_MONOTONIC, &fs->started);
 	fs->inodes = dsfs_inodes_new(&st);

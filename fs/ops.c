@@ -25,8 +25,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "beneath.h"
 #include "dsfs.h"
@@ -83,8 +85,33 @@ static int inode_stat(struct dsfs_fs *fs, const struct dsfs_inode *in,
  * FUSE_CAP_AUTO_INVAL_DATA).  This is how changes made elsewhere (another
  * machine on a shared filesystem) are noticed, bounded by attr_timeout.
  */
+/*
+ * A file of a filesystem mounted below SOURCE: its inode number may be one
+ * of SOURCE's, and the mount shows both on one device, so it gets another
+ * number (top bit set, the rest hashed from its device and inode).  The
+ * first time one is seen (and whenever another such filesystem is), a
+ * warning: changes there are not watched.
+ */
+static void nested_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
+			struct stat *st)
+{
+	uint64_t dev = (uint64_t)st->st_dev, h;
+	char path[PATH_MAX];
+
+	h = XXH3_64bits_withSeed(&st->st_ino, sizeof(st->st_ino), dev);
+	st->st_ino = (ino_t)(h | 1ULL << 63);
+	if (__atomic_exchange_n(&fs->nested_dev, dev, __ATOMIC_RELAXED) == dev)
+		return;
+	if (dsfs_inodes_path(in, path, sizeof(path)))
+		snprintf(path, sizeof(path), "?");
+	dsfs_warn("%s is on another filesystem (device %u:%u) mounted below SOURCE: changes there are not watched, so reads may return stale data until attr_timeout; mount dsfs over that filesystem on its own",
+		  path, major(st->st_dev), minor(st->st_dev));
+}
+
+/* Attributes going to the kernel: note the size and ctime (a changed file's
+ * cached data goes), and renumber a nested filesystem's inodes. */
 static void note_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
-		      const struct stat *st)
+		      struct stat *st)
 {
 	uint64_t ct = (uint64_t)st->st_ctim.tv_sec * 1000000000u +
 		      (uint64_t)st->st_ctim.tv_nsec;
@@ -95,6 +122,8 @@ static void note_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
 		dsfs_cache_invalidate(fs->cache, in->dev, in->ino);
 		dsfs_fdpool_forget(fs->fdpool, in->dev, in->ino);
 	}
+	if ((uint64_t)st->st_dev != fs->root_dev)
+		nested_attr(fs, in, st);
 }
 
 /* A lookup's open reaches its read from offset 0 within this many reports
@@ -128,7 +157,7 @@ void dsfs_fill_entry(struct dsfs_fs *fs, struct fuse_entry_param *e,
 	memset(e, 0, sizeof(*e));
 	e->ino = dsfs_inodes_nodeid(fs->inodes, in);
 	e->attr = *st;
-	note_attr(fs, in, st);
+	note_attr(fs, in, &e->attr);
 	e->attr_timeout = fs->opts.attr_timeout;
 	e->entry_timeout = fs->opts.entry_timeout;
 }

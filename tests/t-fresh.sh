@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-fresh: files replaced, rewritten, truncated, appended or deleted on the volume while cached are never served stale; files and directories renamed while the kernel holds them are found under their new names.
+# t-fresh: files replaced, rewritten, truncated, appended or deleted on the volume while cached are never served stale; files and directories renamed while the kernel holds them are found under their new names; a filesystem mounted below SOURCE gets inode numbers of its own and a warning.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -79,4 +79,20 @@ until_ok 5 same "$SRC/hb" "$MNT/hb" || fail "a hard link whose first name went: 
 exec 5<&- 6<&- 7<&-
 
 "$READCHECK" tree "$SRC" "$MNT" || fail "final tree differs"
+
+say "a filesystem mounted below SOURCE: its own inode numbers, and a warning"
+mkdir "$SRC/nested"
+mount -t tmpfs -o size=8M dsfs-nested "$SRC/nested"
+track_mount "$SRC/nested"
+"$MKTREE" --file "$SRC/nested/f" 100000 5
+same "$SRC/nested/f" "$MNT/nested/f" || fail "a nested filesystem's file differs"
+ino=$(stat -c %i "$MNT/nested/f")
+# The top bit set: never one of SOURCE's numbers, which pass unchanged.
+awk -v i="$ino" 'BEGIN { exit !(i + 0 >= 9223372036854775808) }' ||
+	fail "nested file's inode number $ino: not renumbered"
+[[ $(stat -c %i "$MNT/hb") == $(stat -c %i "$SRC/hb") ]] ||
+	fail "a SOURCE file's inode number changed"
+log_has "$MNT" "nested is on another filesystem" ||
+	fail "no warning for the filesystem mounted below SOURCE"
 unmount_dsfs "$MNT"
+umount "$SRC/nested"
