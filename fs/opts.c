@@ -400,6 +400,36 @@ static int validate_plan(struct dsfs_opts *o)
 	return 0;
 }
 
+/* Descriptors the daemon holds beside its pool and its workers' /dev/fuse
+ * clones: the session's, SOURCE's, the I/O engine's, fanotify's, listings
+ * in progress, syslog. */
+#define FD_RESERVE 24
+
+/*
+ * The pool (max_open) and one /dev/fuse descriptor per worker thread
+ * (max_threads) must fit under the file limit with the reserve, or a busy
+ * mount fails reads with EMFILE.  A default max_open shrinks to fit; what
+ * was given and cannot fit is refused.
+ */
+static int check_fds(struct dsfs_opts *o)
+{
+	unsigned long long limit = 1024, need;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		limit = rl.rlim_cur == RLIM_INFINITY ? ~0ULL : rl.rlim_cur;
+	need = (unsigned long long)o->max_open + o->max_threads + FD_RESERVE;
+	if (need <= limit)
+		return 0;
+	if (!o->max_open_s && limit > o->max_threads + FD_RESERVE) {
+		o->max_open = (unsigned)(limit - o->max_threads - FD_RESERVE);
+		return 0;
+	}
+	fprintf(stderr, "dsfs: max_open=%u and max_threads=%u need %llu file descriptors with the daemon's own %u, but the limit is %llu (ulimit -n): give fewer, or raise the limit\n",
+		o->max_open, o->max_threads, need, FD_RESERVE, limit);
+	return -1;
+}
+
 static int validate(struct dsfs_opts *o)
 {
 	if (o->print_plan) {
@@ -417,7 +447,8 @@ static int validate(struct dsfs_opts *o)
 	if (check_seconds("entry_timeout", o->entry_timeout_s, &o->entry_timeout) ||
 	    check_seconds("attr_timeout", o->attr_timeout_s, &o->attr_timeout) ||
 	    check_count("max_open", o->max_open_s, 1 << 20, &o->max_open) ||
-	    check_count("max_threads", o->max_threads_s, 1024, &o->max_threads))
+	    check_count("max_threads", o->max_threads_s, 1024, &o->max_threads) ||
+	    check_fds(o))
 		return -1;
 	return validate_cache(o) ? -1 : validate_plan(o);
 }

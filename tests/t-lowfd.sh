@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-lowfd: the daemon serves any number of files under `ulimit -n 64`, and concurrent readers of the same data share one fetch.
+# t-lowfd: the daemon serves any number of files under `ulimit -n 64`, concurrent readers of the same data share one fetch, and worker threads that cannot fit under the limit are refused.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -37,3 +37,10 @@ fds=$(ls "/proc/$pid/fd" | wc -l)
 ((fds <= 64)) || fail "daemon holds $fds fds"
 
 unmount_dsfs "$MNT"
+
+say "more worker threads than the limit leaves room for: refused"
+rc=0
+(ulimit -n 64 && exec "$DSFS" "$SRC" "$MNT" -o max_threads=64) 2>"$WORK/err" || rc=$?
+((rc == 1)) && grep -q "max_threads=64 .* the limit is 64" "$WORK/err" ||
+	fail "max_threads=64 under ulimit -n 64: rc $rc, $(cat "$WORK/err")"
+! is_mounted "$MNT" || fail "mounted anyway"
