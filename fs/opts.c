@@ -268,8 +268,9 @@ static int check_size(const char *name, const char *val, uint64_t total,
 	}
 	if (err || v < min || v > max) {
 		if (total && val[0] && val[strlen(val) - 1] == '%')
-			fprintf(stderr, "dsfs: %s=%s: give a percentage from 0%% to 100%%, or a size from %s to %s\n",
-				name, val, size_text(min, lo, sizeof(lo)),
+			fprintf(stderr, "dsfs: %s=%s: give a percentage from %s0%% to 100%%, or a size from %s to %s\n",
+				name, val, min ? "above " : "",
+				size_text(min, lo, sizeof(lo)),
 				size_text(max, hi, sizeof(hi)));
 		else
 			fprintf(stderr, "dsfs: %s=%s: must be between %s and %s\n",

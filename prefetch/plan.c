@@ -157,8 +157,8 @@ static int parse_epoch(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 	c->epoch_auto = !o->epoch || !strcmp(o->epoch, "auto");
 	c->epoch = 0;
 	if (!c->epoch_auto && dsfs_parse_u64(o->epoch, 0, 1u << 30, &c->epoch))
-		return refuse(why, whylen, "epoch=%s: give auto or an epoch number from 0",
-			      o->epoch);
+		return refuse(why, whylen, "epoch=%s: give auto or an epoch number from 0 to %u",
+			      o->epoch, 1u << 30);
 	return 0;
 }
 

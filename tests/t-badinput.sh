@@ -46,6 +46,9 @@ bad max_threads=99999999999999999999999 "$SRC" "$MNT" \
 bad "cache_size=0: must be between 4K and" "$SRC" "$MNT" -o cache_size=0
 bad "cache_size=1: must be between 4K and" "$SRC" "$MNT" -o cache_size=1
 bad "lead_max=200%: give a percentage from 0% to 100%" "$SRC" "$MNT" -o lead_max=200%
+bad "cache_size=0%: give a percentage from above 0% to 100%" "$SRC" "$MNT" -o cache_size=0%
+bad "epoch=4294967296: give auto or an epoch number from 0 to 1073741824" "$SRC" "$MNT" \
+	-o sampler=sequential,epoch=4294967296
 bad cache_size=12Q "$SRC" "$MNT" -o cache_size=12Q
 bad cache_size=100T "$SRC" "$MNT" -o cache_size=100T
 bad cache_size=101% "$SRC" "$MNT" -o cache_size=101%

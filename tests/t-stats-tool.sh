@@ -226,6 +226,8 @@ mkdir "$WORK/fake"
 setfattr -n user.dsfs.stats -v $'reads 999\nread_bytes 12' "$WORK/fake"
 expect_error "a directory with its own user.dsfs.stats" "not a dsfs mount" "$STATS" "$WORK/fake"
 expect_error "a directory inside the mount" "its mount point is $MNT" "$STATS" "$MNT/data"
+expect_error "--set on a directory inside the mount" "its mount point is $MNT" \
+	"$STATS" --set seed=3 "$MNT/data"
 expect_error "another user, stats private" "stats=public" as_user "$STATS" "$MNT"
 expect_error "another user, no allow_other" "allow_other" as_user "$STATS" --json "$QMNT"
 expect_error "a bad interval" "--watch 0" "$STATS" --watch 0 "$MNT"

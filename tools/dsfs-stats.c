@@ -64,8 +64,6 @@ static void set_failed(const char *mnt, const char *cmd, int err)
 			msg, sizeof(msg), "%s",
 			err == -EPERM ?
 				"only root and the user who mounted may change the plan" :
-			err == -ENODATA || err == -ENOTSUP ?
-				"not a dsfs mount, or its dsfs has no plan control channel" :
 				dsfs_snap_why(mnt, err, why, sizeof(why)));
 	}
 	fprintf(stderr, "dsfs-stats: %s: --set %s: %s\n", mnt, cmd, msg);
