@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -179,12 +180,43 @@ union handle_buf {
 	char bytes[sizeof(struct file_handle) + MAX_HANDLE_SZ];
 };
 
+/* What an event's records name: for a rename, the moved object and its
+ * new directory and name. */
+struct event_ids {
+	bool have_target, have_dir;
+	struct stat target;
+	union handle_buf dir;
+	char name[NAME_MAX + 1];
+};
+
+/*
+ * An object moved to dir/name (FAN_MOVED_TO): the inode the kernel may
+ * hold for it (an open file, a working directory) is reached by that name
+ * from now on, without waiting for a lookup of it.
+ */
+static void follow_rename(struct dsfs_fresh *f, struct event_ids *ids)
+{
+	struct dsfs_inodes *inodes = f->fs->inodes;
+	struct dsfs_inode *parent;
+	struct stat st;
+
+	if (!ids->have_target || !ids->have_dir || !ids->name[0] ||
+	    fid_identity(f, &ids->dir.fh, &st))
+		return;
+	parent = dsfs_inodes_find_ref(inodes, st.st_dev, st.st_ino);
+	if (!parent)
+		return; /* the kernel holds nothing in that directory */
+	dsfs_inodes_renamed(inodes, ids->target.st_dev, ids->target.st_ino,
+			    parent, ids->name);
+	dsfs_inodes_unref(inodes, parent, 1);
+}
+
 /*
  * One info record at rec (len bytes, unaligned: records are packed with
  * names in between).  Copies what it reads; name points into the record.
  */
 static void handle_record(struct dsfs_fresh *f, uint64_t mask,
-			  const char *rec, size_t len)
+			  const char *rec, size_t len, struct event_ids *ids)
 {
 	struct fanotify_event_info_fid info;
 	union handle_buf h;
@@ -198,14 +230,24 @@ static void handle_record(struct dsfs_fresh *f, uint64_t mask,
 		return;
 	memcpy(h.fh.f_handle, rec + sizeof(info) + sizeof(h.fh), hlen);
 	if (info.hdr.info_type == FAN_EVENT_INFO_TYPE_FID) {
-		if (fid_identity(f, &h.fh, &st) == 0)
+		if (fid_identity(f, &h.fh, &st) == 0) {
 			drop_object(f, &st);
+			ids->target = st;
+			ids->have_target = true;
+		}
 	} else if (info.hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
 		   (mask & NAME_EVENTS)) {
 		const char *name = rec + sizeof(info) + sizeof(h.fh) + hlen;
+		size_t nlen = strnlen(name, len - (size_t)(name - rec));
 
-		if (memchr(name, '\0', len - (size_t)(name - rec)))
-			drop_name(f, &h.fh, name);
+		if (nlen == len - (size_t)(name - rec))
+			return; /* no terminating NUL */
+		drop_name(f, &h.fh, name);
+		if ((mask & FAN_MOVED_TO) && nlen <= NAME_MAX) {
+			memcpy(&ids->dir, &h, sizeof(h.fh) + hlen);
+			memcpy(ids->name, name, nlen + 1);
+			ids->have_dir = true;
+		}
 	}
 }
 
@@ -216,6 +258,9 @@ static void handle_event(struct dsfs_fresh *f,
 {
 	size_t off = m->metadata_len;
 	struct fanotify_event_info_header hdr;
+	struct event_ids ids;
+
+	ids.have_target = ids.have_dir = false;
 
 	while (off + sizeof(struct fanotify_event_info_fid) +
 		       sizeof(struct file_handle) <= m->event_len) {
@@ -224,9 +269,11 @@ static void handle_event(struct dsfs_fresh *f,
 			break;
 		if (hdr.len >= sizeof(struct fanotify_event_info_fid) +
 				       sizeof(struct file_handle))
-			handle_record(f, m->mask, ev + off, hdr.len);
+			handle_record(f, m->mask, ev + off, hdr.len, &ids);
 		off += hdr.len;
 	}
+	if (m->mask & FAN_MOVED_TO)
+		follow_rename(f, &ids);
 }
 
 static void *fresh_thread(void *arg)

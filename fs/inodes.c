@@ -390,6 +390,25 @@ static struct dsfs_inode *find_live(struct dsfs_inodes *t, uint64_t dev,
 	return in;
 }
 
+int dsfs_inodes_renamed(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
+			struct dsfs_inode *parent, const char *name)
+{
+	uint64_t h = id_hash(dev, ino);
+	struct ishard *s = shard_of(t, h);
+	struct dsfs_inode *in;
+	bool named = false, ok;
+
+	pthread_mutex_lock(&s->lock);
+	in = find_locked(s, h, dev, ino);
+	ok = !in || name_front_locked(in, parent, name, &named);
+	pthread_mutex_unlock(&s->lock);
+	if (!in)
+		return -ENOENT;
+	if (named) /* the new name holds its parent, as a lookup's does */
+		dsfs_inodes_ref(t, parent, 1);
+	return ok ? 0 : -ENOMEM;
+}
+
 int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
 		     uint64_t *nodeid)
 {

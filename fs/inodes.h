@@ -106,6 +106,16 @@ int dsfs_inodes_path(const struct dsfs_inode *inode, char *buf, size_t size);
 /* The inode's front name ("" for the root).  No lock. */
 const char *dsfs_inodes_name(const struct dsfs_inode *inode);
 
+/*
+ * The live inode for (dev, ino), if any, was renamed to parent/name in
+ * SOURCE: that becomes its front name, as a lookup of it would make it, so
+ * that a process holding it (an open file, a working directory) reaches it
+ * under its new path.  The caller holds a reference on parent.  0, -ENOENT
+ * (no such inode) or -ENOMEM.
+ */
+int dsfs_inodes_renamed(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
+			struct dsfs_inode *parent, const char *name);
+
 /* The node id of the live inode for (dev, ino): 0, or -ENOENT.  The id is
  * only a name for the kernel; the inode may be freed right after. */
 int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,

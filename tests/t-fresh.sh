@@ -78,6 +78,26 @@ until_ok 5 same "$SRC/dy/sub/f" "$MNT/dy/sub/f" || fail "a file in a directory r
 until_ok 5 same "$SRC/hb" "$MNT/hb" || fail "a hard link whose first name went: $(cat "$MNT/hb" 2>&1 >/dev/null)"
 exec 5<&- 6<&- 7<&-
 
+# The same, but nobody looks the new names up: the held file and the
+# working directory must be reached through the descriptor and "." alone.
+say "renamed while held, new names never looked up: an open file, a cwd"
+mkdir -p "$SRC/cw"
+"$MKTREE" --file "$SRC/cw/f" 150000 8
+"$MKTREE" --file "$SRC/rc" 180000 9
+exec 5<"$MNT/rc"
+( cd "$MNT/cw" && ls >/dev/null &&
+  echo go >"$WORK/cw-ready" && until_ok 10 test -e "$WORK/cw-moved" &&
+  until_ok 5 cmp -s f "$SRC/cz/f" && [[ $(ls) == f ]] ) & cwd_pid=$!
+until_ok 10 test -e "$WORK/cw-ready" || fail "the cwd reader did not start"
+echo 3 >/proc/sys/vm/drop_caches
+mv "$SRC/rc" "$SRC/rd"
+mv "$SRC/cw" "$SRC/cz"
+touch "$WORK/cw-moved"
+until_ok 5 cmp -s /dev/fd/5 "$SRC/rd" ||
+	fail "an open file renamed, its new name not looked up: $(cmp /dev/fd/5 "$SRC/rd" 2>&1)"
+wait "$cwd_pid" || fail "a working directory renamed, its new name not looked up"
+exec 5<&-
+
 "$READCHECK" tree "$SRC" "$MNT" || fail "final tree differs"
 
 say "a filesystem mounted below SOURCE: its own inode numbers, and a warning"

@@ -63,6 +63,12 @@ static void test_paths_and_refs(void)
 	CHECK(path_is(b, "a dir/café.jpg"));
 	CHECK(dsfs_inodes_ref_child(t, root, "link", &bst) == b);
 	CHECK(path_is(b, "link"));
+	/* Renamed in SOURCE (fanotify's word, no lookup): the new name
+	 * comes to the front and holds its directory; an unknown inode is
+	 * left alone. */
+	CHECK(dsfs_inodes_renamed(t, 7, 3, a, "moved") == 0);
+	CHECK(path_is(b, "a dir/moved"));
+	CHECK(dsfs_inodes_renamed(t, 7, 99, a, "x") == -ENOENT);
 	dsfs_inodes_unref(t, b, 4);
 	CHECK(dsfs_inodes_count(t) == 1);
 	dsfs_inodes_unref(t, root, 5); /* the root is never freed */
