@@ -158,6 +158,8 @@ void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in,
 /* read.c */
 void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		  struct fuse_file_info *fi);
+void dsfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		   struct fuse_file_info *fi);
 /* fresh.c: watch SOURCE for changes (see fresh.c).  Failure to watch is
  * logged and not fatal: *out stays NULL. */
 struct dsfs_fresh;

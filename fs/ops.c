@@ -487,6 +487,7 @@ const struct fuse_lowlevel_ops dsfs_ops = {
 	.readlink = dsfs_op_readlink,
 	.open = dsfs_op_open,
 	.read = dsfs_op_read,
+	.lseek = dsfs_op_lseek,
 	.statfs = dsfs_op_statfs,
 	.access = dsfs_op_access,
 	.getxattr = dsfs_op_getxattr,

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dsfs.h"
 #include "inodes.h"
@@ -560,4 +561,39 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (err)
 		log_read_error(fs, in, (uint64_t)off, err);
 	trace_read(in, (uint64_t)off, size, total, waited, t0, err);
+}
+
+/*
+ * SEEK_DATA and SEEK_HOLE (the kernel answers the other whences itself):
+ * asked of the backing file, so that a sparse file's holes show through
+ * the mount (cp --sparse, tar -S).  The pooled fd's own offset moves, but
+ * nothing reads at it: every read gives its offset.
+ */
+void dsfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		   struct fuse_file_info *fi)
+{
+	struct dsfs_fs *fs = dsfs_req_fs(req);
+	struct dsfs_inode *in = dsfs_req_inode(req, ino);
+	struct dsfs_fdref ref;
+	bool direct;
+	off_t got;
+	int err;
+
+	(void)fi;
+	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	err = borrow_fd(fs, in, &ref, &direct);
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	got = lseek(ref.fd, off, whence);
+	err = got < 0 ? errno : 0;
+	dsfs_fdpool_put(fs->fdpool, &ref);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_lseek(req, got);
 }

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-read: everything readable through the mount equals the backing tree (data, metadata, names, links, xattrs, inode numbers).
+# t-read: everything readable through the mount equals the backing tree (data, metadata, names, links, xattrs, inode numbers, a sparse file's holes).
 # shellcheck disable=SC2012 # the output of ls is what is compared
 set -euo pipefail
 . "$srcdir/lib.sh"
@@ -102,6 +102,31 @@ say "checking that a link out of SOURCE resolves in the reader's namespace"
 if [[ -r /etc/hostname ]]; then
 	cmp "$MNT/links/outside" /etc/hostname || fail "reading links/outside"
 fi
+
+say "checking SEEK_DATA and SEEK_HOLE on a sparse file"
+"$PY" - "$SRC/sparse" "$MNT/sparse" <<'PYEOF' || fail "SEEK_DATA/SEEK_HOLE differ from the backing file"
+import os, sys
+src, mnt = sys.argv[1:]
+fd = os.open(src, os.O_WRONLY | os.O_CREAT, 0o644)
+os.pwrite(fd, b"a" * 8192, 1 << 20)
+os.pwrite(fd, b"b" * 4096, 8 << 20)
+os.ftruncate(fd, 12 << 20)
+os.close(fd)
+def walk(path):
+    fd, out = os.open(path, os.O_RDONLY), []
+    for off in range(0, 13 << 20, 1 << 18):
+        for whence in (os.SEEK_DATA, os.SEEK_HOLE):
+            try:
+                out.append(os.lseek(fd, off, whence))
+            except OSError as e:
+                out.append(-e.errno)
+    os.close(fd)
+    return out
+want, got = walk(src), walk(mnt)
+print(want[:6], got[:6])
+sys.exit(0 if want == got and want[0] == 1 << 20 else 1)
+PYEOF
+cmp "$SRC/sparse" "$MNT/sparse" || fail "sparse file differs"
 
 unmount_dsfs "$MNT"
 
