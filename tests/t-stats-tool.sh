@@ -232,6 +232,13 @@ expect_error "another user, stats private" "stats=public" as_user "$STATS" "$MNT
 expect_error "another user, no allow_other" "allow_other" as_user "$STATS" --json "$QMNT"
 expect_error "a bad interval" "--watch 0" "$STATS" --watch 0 "$MNT"
 
+say "a plan still detecting its epoch has no position yet"
+"$STATS" --set sampler=python-shuffle,seed=1,layout=sorted "$QMNT" >/dev/null ||
+	fail "could not give $QMNT a plan"
+"$STATS" "$QMNT" >"$WORK/table" || fail "dsfs-stats $QMNT exited $?"
+grep -qE "^  position +not known yet" "$WORK/table" ||
+	fail "the position of a plan detecting its epoch: $(grep position "$WORK/table")"
+
 qpid=${DSFS_PID[$QMNT]}
 kill -KILL "$qpid"
 wait "$qpid" 2>/dev/null || true

@@ -71,10 +71,14 @@ void dsfs_render_plan(const struct dsfs_snap *s)
 	if (dsfs_snap_get(s, "plan.options"))
 		printf(ROW "%s\n", "plan options",
 		       dsfs_snap_str(s, "plan.options", o, sizeof(o)));
-	printf(ROW "epoch %.0f, %.0f of %.0f\n", "position",
-	       dsfs_snap_num(s, "plan.epoch"),
-	       dsfs_snap_num(s, "plan.position"),
-	       dsfs_snap_num(s, "plan.length"));
+	if (!strcmp(c, "detecting") || (!strcmp(c, "lost") &&
+					 !dsfs_snap_num(s, "plan.length")))
+		printf(ROW "not known yet: no epoch found\n", "position");
+	else
+		printf(ROW "epoch %.0f, %.0f of %.0f\n", "position",
+		       dsfs_snap_num(s, "plan.epoch"),
+		       dsfs_snap_num(s, "plan.position"),
+		       dsfs_snap_num(s, "plan.length"));
 	dsfs_human(dsfs_snap_num(s, "plan.lead_bytes"), a, sizeof(a));
 	printf(ROW "%.0f files, %s\n", "prefetch lead",
 	       dsfs_snap_num(s, "plan.lead_items"), a);
