@@ -205,6 +205,17 @@ say "no argument: a line per dsfs mount"
 grep -q "^MOUNTPOINT" "$WORK/list" || fail "no header: $(cat "$WORK/list")"
 grep -qF "$MNT " "$WORK/list" || fail "$MNT not listed: $(cat "$WORK/list")"
 grep -qF "$QMNT " "$WORK/list" || fail "$QMNT not listed: $(cat "$WORK/list")"
+# A newline in a mount point's name must not break the listing's lines.
+NMNT="$WORK/n"$'\n'"mnt"
+mkdir "$NMNT"
+"$DSFS" "$SRC" "$NMNT" -o cache_size=4M,hugepages=off || fail "mount at $NMNT"
+# (lib.sh's cleanup finds mounts by /proc/mounts names, escaped for this one)
+at_exit 'umount -l "$NMNT" 2>/dev/null'
+"$STATS" >"$WORK/list" || fail "dsfs-stats (listing) exited $?"
+grep -qF "$WORK/n\\012mnt " "$WORK/list" ||
+	fail "the mount point with a newline: $(cat "$WORK/list")"
+! grep -q "^mnt " "$WORK/list" || fail "the name broke the line: $(cat "$WORK/list")"
+umount "$NMNT" || fail "umount $NMNT"
 
 # expect_error WHAT TEXT CMD...: CMD fails, prints nothing on stdout and
 # one line on stderr that contains TEXT.

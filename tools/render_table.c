@@ -7,11 +7,31 @@
  */
 #include "config.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dsfs-stats.h"
 
 #define ROW "  %-20s "
+
+/* A path for one line of a table: control bytes (a newline in a mount
+ * point's name) written as /proc/mounts writes them, "\012".  Returns buf. */
+static const char *shown(const char *path, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	for (; *path && o + 5 < size; path++) {
+		unsigned char c = (unsigned char)*path;
+
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(buf + o, size - o, "\\%03o", c);
+		else
+			buf[o++] = (char)c;
+	}
+	buf[o] = '\0';
+	return buf;
+}
 
 static void row_bytes(const char *label, double v)
 {
@@ -71,8 +91,7 @@ void dsfs_render_plan(const struct dsfs_snap *s)
 	if (dsfs_snap_get(s, "plan.options"))
 		printf(ROW "%s\n", "plan options",
 		       dsfs_snap_str(s, "plan.options", o, sizeof(o)));
-	if (!strcmp(c, "detecting") || (!strcmp(c, "lost") &&
-					 !dsfs_snap_num(s, "plan.length")))
+	if (!dsfs_snap_num(s, "plan.length"))
 		printf(ROW "not known yet: no epoch found\n", "position");
 	else
 		printf(ROW "epoch %.0f, %.0f of %.0f\n", "position",
@@ -117,9 +136,9 @@ void dsfs_render_table(const struct dsfs_snap *s, const char *mnt)
 	double rb = dsfs_snap_num(s, "read_bytes");
 	double back = dsfs_snap_num(s, "backing_read_bytes");
 	double up = dsfs_snap_num(s, "uptime_seconds");
-	char a[4096], b[64];
+	char a[4096], b[64], m[4 * PATH_MAX];
 
-	printf("%s  (source %s)\n", mnt,
+	printf("%s  (source %s)\n", shown(mnt, m, sizeof(m)),
 	       dsfs_snap_str(s, "source", a, sizeof(a)));
 	if (dsfs_snap_get(s, "uptime_seconds")) {
 		duration(up, b, sizeof(b));
@@ -158,12 +177,13 @@ void dsfs_render_table(const struct dsfs_snap *s, const char *mnt)
 /* The widest of the n strings, at least min. */
 static int widest(char *const *v, unsigned n, int min)
 {
+	char buf[4 * PATH_MAX];
 	unsigned i;
 	int w = min;
 
 	for (i = 0; i < n; i++)
-		if ((int)strlen(v[i]) > w)
-			w = (int)strlen(v[i]);
+		if ((int)strlen(shown(v[i], buf, sizeof(buf))) > w)
+			w = (int)strlen(buf);
 	return w;
 }
 
@@ -174,7 +194,10 @@ static void plan_cell(const struct dsfs_snap *s, char *buf, size_t size)
 
 	dsfs_snap_str(s, "plan.sampler", sampler, sizeof(sampler));
 	dsfs_snap_str(s, "plan.detected", det, sizeof(det));
-	if (dsfs_snap_get(s, "plan.epoch"))
+	if (dsfs_snap_get(s, "plan.epoch") &&
+	    !dsfs_snap_num(s, "plan.length"))	/* no epoch found yet */
+		snprintf(buf, size, "%s (%s)", sampler, det);
+	else if (dsfs_snap_get(s, "plan.epoch"))
 		snprintf(buf, size, "%s epoch %.0f %.0f/%.0f (%s)", sampler,
 			 dsfs_snap_num(s, "plan.epoch"),
 			 dsfs_snap_num(s, "plan.position"),
@@ -203,17 +226,18 @@ void dsfs_render_summary(char *const *mnts, const struct dsfs_snap *snaps,
 			 const int *errs, unsigned n)
 {
 	int w = widest(mnts, n, (int)strlen("MOUNTPOINT"));
-	char why[512];
+	char why[512], m[4 * PATH_MAX];
 	unsigned i;
 
 	printf("%-*s  %10s  %7s  %8s  %8s  %-21s  %s\n", w, "MOUNTPOINT",
 	       "READ", "HIT", "STALLS", "ERRORS", "CACHE", "PLAN");
 	for (i = 0; i < n; i++) {
+		shown(mnts[i], m, sizeof(m));
 		if (errs[i])
-			printf("%-*s  error: %s\n", w, mnts[i],
+			printf("%-*s  error: %s\n", w, m,
 			       dsfs_snap_why(mnts[i], errs[i], why,
 					     sizeof(why)));
 		else
-			summary_line(&snaps[i], mnts[i], w);
+			summary_line(&snaps[i], m, w);
 	}
 }
