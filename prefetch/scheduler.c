@@ -493,8 +493,6 @@ static void discovered_locked(struct dsfs_sched *s, uint32_t seed)
 	s->sampler.kind = DSFS_SAMPLER_TORCH_DISTRIBUTED;
 	dsfs_seed_from_i64(seed, &s->sampler.seed);
 	for (i = 0; i < s->nranks; i++) {
-		dsfs_tracker_free(s->ranks[i].t);
-		s->ranks[i].t = NULL;
 		if (rank_tracker(s, &s->ranks[i], false, 0))
 			dsfs_warn("plan: rank %u: cannot follow the seed found",
 				  s->ranks[i].rank);
@@ -620,7 +618,8 @@ static void ranks_free(struct dsfs_sched *s)
 }
 
 /* A tracker for rank r following epoch `epoch` (configured), or, for the
- * first rank with epoch auto-detection, one that detects for the group. */
+ * first rank with epoch auto-detection, one that detects for the group.
+ * Replaces r's tracker and where its prefetch stood, if it had one. */
 static int rank_tracker(struct dsfs_sched *s, struct srank *r, bool detect,
 			uint64_t epoch)
 {
@@ -628,6 +627,10 @@ static int rank_tracker(struct dsfs_sched *s, struct srank *r, bool detect,
 	uint64_t n = dsfs_layout_count(s->cfg.layout);
 	int err;
 
+	dsfs_tracker_free(r->t);
+	r->t = NULL;
+	r->fetched = r->lead_from = r->lead_bytes = 0;
+	r->blocked = false;
 	err = dsfs_tracker_new(&s->sampler, n, r->rank, detect, epoch,
 			       window_for(per_rank(p, n)), &r->t);
 	if (!err && detect)
@@ -777,16 +780,16 @@ static struct srank *route_locked(struct dsfs_sched *s, uint64_t idx)
 }
 
 /*
- * The first rank detected the group's epoch: give the other ranks trackers
- * of that epoch and the accesses the detection collected that are theirs.
- * O(ranks * n), once.  Called with s->lock held.
+ * The first rank detected the group's epoch (or found the group again at
+ * an epoch's start): give the other ranks new trackers of that epoch and
+ * the accesses the detection collected that are theirs.  O(ranks * n).
+ * Called with s->lock held.
  */
 static void group_detected_locked(struct dsfs_sched *s)
 {
 	struct dsfs_tracker_state st;
 	const uint32_t *got;
 	uint32_t i, k, ngot;
-	struct srank *r;
 
 	dsfs_tracker_state(s->ranks[0].t, &st);
 	s->ranks[0].epoch = st.epoch;
@@ -797,13 +800,12 @@ static void group_detected_locked(struct dsfs_sched *s)
 		else
 			dsfs_tracker_set_detected(s->ranks[i].t);
 	}
+	/* Each index is one rank's in an epoch: its tracker alone places it. */
 	ngot = dsfs_tracker_collected(s->ranks[0].t, &got);
-	for (k = 0; k < ngot; k++) {
-		r = route_locked(s, got[k]);
-		if (r != &s->ranks[0] &&
-		    dsfs_tracker_claim(r->t, got[k]) == DSFS_CLAIM_NOW)
-			dsfs_tracker_access(r->t, got[k]);
-	}
+	for (k = 0; k < ngot; k++)
+		for (i = 1; i < s->nranks; i++)
+			if (s->ranks[i].t)
+				dsfs_tracker_place(s->ranks[i].t, got[k]);
 }
 
 /*
@@ -966,8 +968,10 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 	dsfs_tracker_state(r->t, &was);
 	got = dsfs_tracker_access(r->t, idx);
 	dsfs_tracker_state(r->t, &now);
+	/* (A lost tracker's candidates moving on an epoch is no news.) */
 	if (now.detected != was.detected ||
-	    (now.epoch != was.epoch && now.detected != DSFS_TRACKER_DETECTING))
+	    (now.epoch != was.epoch && now.detected != DSFS_TRACKER_DETECTING &&
+	     now.detected != DSFS_TRACKER_LOST))
 		log_change_locked(s, r, &was, &now);
 	if (got == DSFS_TRACK_DETECTED && s->nranks > 1)
 		group_detected_locked(s);

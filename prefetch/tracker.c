@@ -25,6 +25,7 @@
 #define DETECT_WORK (1ULL << 30) /* + 64 n: detection's MT19937 outputs */
 #define RECOVER_EVERY 8	     /* lost: accesses between tests of the candidates */
 #define KEPT_MAX DSFS_TRACKER_DETECT_EPOCHS /* candidate starts kept */
+#define RECENT 16	     /* last accesses kept: where the loader is now */
 
 /* The start of a candidate epoch: (index, position) pairs sorted by index,
  * the positions below a limit (of each rank of a group). */
@@ -71,7 +72,7 @@ struct dsfs_tracker {
 	uint32_t group;		/* local ranks rank .. rank + group - 1 */
 	bool fixed;		/* dsfs_tracker_new_fixed(): one epoch only */
 	uint64_t detect_base, hint_first, hint_count;
-	uint32_t collected[DSFS_TRACKER_DETECT_SAMPLES];
+	uint32_t collected[DSFS_TRACKER_DETECT_SAMPLES + RECENT];
 	uint32_t ncollected;
 	/* Finding the loader again while lost (recover()). */
 	struct prefix kept[KEPT_MAX];	/* where a new job starts */
@@ -80,6 +81,9 @@ struct dsfs_tracker {
 	struct prefix far;		/* the epoch after next, or none */
 	uint32_t ring[DSFS_TRACKER_DETECT_SAMPLES]; /* last distinct accesses */
 	uint32_t nring, ring_pos, since_test;
+	uint32_t plan_run;		/* accesses in plan in a row */
+	uint32_t recent[RECENT];	/* the last accesses, any result */
+	uint32_t recent_pos;
 	uint64_t lost_run;		/* accesses since lost or moved on */
 	uint64_t starts;		/* epochs found again (adopt()) */
 };
@@ -344,15 +348,16 @@ static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 {
 	uint32_t p = next_start_pos(t, idx);
 
-	if (p == NO_POS) {
-		t->nvotes = 0;
-		return DSFS_TRACK_MISS;
-	}
 	if (t->mode != DSFS_TRACKER_LOST && t->low >= t->cur.count)
 		need = 1;	/* all seen (or given up): the epoch is over */
 	else if (t->mode != DSFS_TRACKER_LOST &&
 		 t->nseen * 10 >= t->cur.count * 9)
 		need = 2;	/* mostly seen: one stray must not switch */
+	/* A lone vote switches only from the next epoch's first W. */
+	if (p == NO_POS || (need == 1 && p >= t->window)) {
+		t->nvotes = 0;
+		return DSFS_TRACK_MISS;
+	}
 	t->votes[t->nvotes++] = p;
 	if (t->nvotes < need)
 		return DSFS_TRACK_MISS;
@@ -483,40 +488,44 @@ static bool ring_in_start(const struct dsfs_tracker *t,
 static int adopt(struct dsfs_tracker *t, uint64_t e, bool group)
 {
 	bool first = !t->cur.ready, again = !first && t->cur.epoch == e;
-	struct dsfs_tracker_epoch *ep = again ? &t->cur : &t->next;
-	uint64_t limit = recover_limit(t);
-	uint32_t i, p;
+	uint32_t i, n = t->nring, nrecent;
 
 	if (!again && !(t->next.ready && t->next.epoch == e) &&
 	    epoch_build(t, &t->next, e))
 		return DSFS_TRACK_MISS;
-	t->nvotes = 0;
-	for (i = 0; i < t->nring; i++) {
-		p = ep->inv[t->ring[i]];
-		if (p != NO_POS && p < limit)
-			t->votes[t->nvotes++] = p;
-	}
+	/* The ring shows the epoch's start; the last accesses, where the
+	 * loader is now: both are seen, and hand on as the collection. */
+	memcpy(t->collected, t->ring, n * sizeof(*t->ring));
+	nrecent = t->recent_pos < RECENT ? t->recent_pos : RECENT;
+	for (i = 0; i < nrecent; i++)
+		t->collected[n++] = t->recent[i];
+	t->ncollected = n;
 	if (again) {		/* the same epoch begun again */
 		progress_reset(t);
-		for (i = 0; i < t->nring; i++) {
-			p = ep->inv[t->ring[i]];
-			if (p != NO_POS && p < limit && !bit_get(t->seen, p))
-				mark_seen(t, p);
-		}
 	} else {
 		t->next.err = 0;
-		if (switch_epoch(t)) {
-			t->nvotes = 0;
+		t->nvotes = 0;
+		if (switch_epoch(t))
 			return DSFS_TRACK_MISS;
-		}
 	}
+	for (i = 0; i < n; i++)
+		dsfs_tracker_place(t, t->collected[i]);
 	t->starts++;
-	memcpy(t->collected, t->ring, t->nring * sizeof(*t->ring));
-	t->ncollected = t->nring;
 	if (first || group)
 		t->tracking = DSFS_TRACKER_DETECTED;
 	unlose(t);
 	return first || group ? DSFS_TRACK_DETECTED : DSFS_TRACK_NEXT_EPOCH;
+}
+
+void dsfs_tracker_place(struct dsfs_tracker *t, uint64_t idx)
+{
+	uint32_t p;
+
+	if (idx >= t->n || !t->cur.ready)
+		return;
+	p = unseen_pos(t, idx);
+	if (p != NO_POS && p < 4 * recover_limit(t))
+		mark_seen(t, p);
 }
 
 /* Lost for an epoch's worth of accesses: the candidates move on one epoch
@@ -530,15 +539,23 @@ static void move_on(struct dsfs_tracker *t)
 	switch_epoch(t);
 }
 
-/* Remember a missed access among the last distinct ones: when the misses
- * make the tracker lost, they are where the loader went. */
+/*
+ * Remember a missed access among distinct ones: while tracking, the first
+ * misses since the tracker last followed the loader (8 accesses in plan in
+ * a row empty the ring), so that when misses make it lost they show where
+ * the loader went, near that epoch's start; while lost, the last ones.
+ */
 static void ring_add(struct dsfs_tracker *t, uint64_t idx)
 {
 	uint32_t i;
 
+	t->plan_run = 0;
 	for (i = 0; i < t->nring; i++)
 		if (t->ring[i] == idx)
 			return;
+	if (t->mode != DSFS_TRACKER_LOST &&
+	    t->nring == DSFS_TRACKER_DETECT_SAMPLES)
+		return;
 	t->ring[t->ring_pos] = (uint32_t)idx;
 	t->ring_pos = (t->ring_pos + 1) % DSFS_TRACKER_DETECT_SAMPLES;
 	if (t->nring < DSFS_TRACKER_DETECT_SAMPLES)
@@ -592,6 +609,8 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 			mark_seen(t, p);
 			t->nvotes = 0;
 			record(t, false);
+			if (++t->plan_run >= EARLY_VOTES)
+				t->nring = t->ring_pos = 0;
 			return DSFS_TRACK_IN_PLAN;
 		}
 		r = vote_next(t, idx, EARLY_VOTES);
@@ -725,6 +744,8 @@ static int access_detecting(struct dsfs_tracker *t, uint64_t idx)
 int dsfs_tracker_access(struct dsfs_tracker *t, uint64_t idx)
 {
 	t->accesses++;
+	if (idx < t->n)
+		t->recent[t->recent_pos++ % RECENT] = (uint32_t)idx;
 	if (idx >= t->n) {
 		if (t->mode != DSFS_TRACKER_DETECTING)
 			record(t, true);

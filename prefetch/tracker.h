@@ -193,7 +193,15 @@ int dsfs_tracker_access(struct dsfs_tracker *t, uint64_t idx);
  * past the world), -EALREADY.
  */
 int dsfs_tracker_group(struct dsfs_tracker *t, uint32_t ranks);
-/* The indices collected for detection (0 before the epoch is known). */
+/*
+ * An access known to be this rank's, near the start of the epoch followed
+ * (one a group's detection collected, or the last ones when the loader was
+ * found again): its position is seen, whatever the window, if it lies in
+ * the epoch's first 4 (collected + 8 + W) positions.  O(1).
+ */
+void dsfs_tracker_place(struct dsfs_tracker *t, uint64_t idx);
+/* The indices collected for detection, or that found the loader again
+ * (0 before the epoch is known). */
 uint32_t dsfs_tracker_collected(const struct dsfs_tracker *t,
 				const uint32_t **idx);
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-ranks: DistributedSampler ranks sharing one mount (ranks=A-B, epoch=auto, starting at set_epoch(5)) are all prefetched; two "nodes" (world=4, ranks 0-1 and 2-3) mounting one source each read from the volume only their ranks' share.
+# t-ranks: DistributedSampler ranks sharing one mount (ranks=A-B, epoch=auto, starting at set_epoch(5)) are all prefetched, and so is the same job run again on the mount; two "nodes" (world=4, ranks 0-1 and 2-3) mounting one source each read from the volume only their ranks' share.
 #
 # DSFS_TEST_LOCAL_RANKS=1 runs one rank per mount (ranks=0-0; 0-0 and 2-2)
 # instead of two, e.g. to tell a fault in following several local ranks
@@ -75,6 +75,17 @@ if ((LOCAL > 1)); then
 	log_has "$MNT" "plan: ranks 0-$((LOCAL - 1)): epoch 5 detected" ||
 		failed+=("(a): no detection line for the ranks")
 fi
+# The same job run again on the mount (set_epoch(5) again): the ranks are
+# lost at its first opens, found again at epoch 5's start, and followed.
+say "(a) the same job again on the same mount"
+run_loaders a2 5 6 2 "${args[@]}"
+"$DSFS_STATS" --json "$MNT" >"$WORK/stats2.json" || fail "dsfs-stats --json"
+states=$("$PY" -c 'import json, sys; print(" ".join("%s@%d" % (r["detected"], r["epoch"]) for r in json.load(open(sys.argv[1]))["plan"]["ranks"]))' "$WORK/stats2.json")
+say "(a) after the second job: $states"
+[[ $states == "$(printf 'epoch-detected@6 %.0s' $(seq "$LOCAL") | sed 's/ $//')" ]] ||
+	failed+=("(a): the second job was not followed: $states")
+log_has "$MNT" "found again" || log_has "$MNT" "epoch 5 detected after" ||
+	failed+=("(a): no line for the second job found again")
 unmount_dsfs "$MNT"
 
 # (b) Node n of 2 (mount $WORK/node$n) has ranks 2n .. 2n+LOCAL-1 of world 4:
