@@ -26,6 +26,7 @@
 #define RECOVER_EVERY 8	     /* lost: accesses between tests of the candidates */
 #define KEPT_MAX DSFS_TRACKER_DETECT_EPOCHS /* candidate starts kept */
 #define RECENT 16	     /* last accesses kept: where the loader is now */
+#define KEEP_AFTER 4	     /* starts kept past the epoch detected */
 
 /* The start of a candidate epoch: (index, position) pairs sorted by index,
  * the positions below a limit (of each rank of a group). */
@@ -353,11 +354,12 @@ static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 	else if (t->mode != DSFS_TRACKER_LOST &&
 		 t->nseen * 10 >= t->cur.count * 9)
 		need = 2;	/* mostly seen: one stray must not switch */
-	/* A lone vote switches only from the next epoch's first W. */
-	if (p == NO_POS || (need == 1 && p >= t->window)) {
+	if (p == NO_POS) {
 		t->nvotes = 0;
 		return DSFS_TRACK_MISS;
 	}
+	if (need == 1 && p >= t->window)
+		need = 2;	/* a lone vote only from the first W */
 	t->votes[t->nvotes++] = p;
 	if (t->nvotes < need)
 		return DSFS_TRACK_MISS;
@@ -450,34 +452,70 @@ static void keep_start(struct dsfs_tracker *t, const uint32_t *order,
 		t->nkept++;
 }
 
-/* Whether the ring's accesses sit, all but an eighth, at p's start. */
-static bool ring_in_prefix(const struct dsfs_tracker *t, const struct prefix *p)
+/* Keep epoch e's start, computed: this rank's, or the group's.  O(n),
+ * torch-random O(e * n). */
+static void keep_epoch(struct dsfs_tracker *t, uint64_t e)
 {
-	uint32_t i, missed = 0;
-	struct pentry key = { 0, 0 };
+	struct dsfs_sampler_cfg c = t->cfg;
+	uint32_t *order, rank = t->rank;
+	uint64_t count, stride = 1;
 
-	if (!p->e || p->count < 4 * recover_limit(t))
-		return false;
-	for (i = 0; i < t->nring; i++) {
-		key.idx = t->ring[i];
-		missed += !bsearch(&key, p->e, p->len, sizeof(key), pentry_cmp);
+	if (t->group > 1) {	/* the whole permutation, as candidate_build */
+		c.world = 1;
+		c.drop_last = false;
+		rank = 0;
+		stride = t->cfg.world;
 	}
-	return missed <= t->nring / 8;
+	if (dsfs_sampler_order(&c, t->n, e, rank, &order, &count))
+		return;
+	keep_start(t, order, count, stride, e);
+	free(order);
 }
 
-/* The same for an epoch whose whole order is held. */
-static bool ring_in_start(const struct dsfs_tracker *t,
-			  const struct dsfs_tracker_epoch *ep)
+/* Whether idx has a position in p's start (in ep's first limit, when ep
+ * is given instead). */
+static bool at_start(const struct prefix *p,
+		     const struct dsfs_tracker_epoch *ep, uint64_t limit,
+		     uint32_t idx)
 {
-	uint64_t limit = recover_limit(t);
+	struct pentry key = { idx, 0 };
+
+	if (ep)
+		return ep->inv[idx] != NO_POS && ep->inv[idx] < limit;
+	return bsearch(&key, p->e, p->len, sizeof(key), pentry_cmp) != NULL;
+}
+
+/* Whether n accesses sit at the start, all but `spare` of them. */
+static bool all_at_start(const struct prefix *p,
+			 const struct dsfs_tracker_epoch *ep, uint64_t limit,
+			 const uint32_t *idx, uint32_t n, uint32_t spare)
+{
 	uint32_t i, missed = 0;
 
-	if (!ep->ready || ep->count < 4 * limit)
+	for (i = 0; i < n && missed <= spare; i++)
+		missed += !at_start(p, ep, limit, idx[i]);
+	return n && missed <= spare;
+}
+
+/*
+ * Whether the loader is at the start of a candidate (a kept start p, or an
+ * epoch ep whose whole order is held): the ring's misses sit there, or the
+ * last RECENT accesses all do (the ring may still hold older misses, such
+ * as a pass over the data between two jobs).  Candidates of fewer than
+ * 4 (collected + 8 + W) positions are never tested: chance matches them.
+ */
+static bool loader_at_start(const struct dsfs_tracker *t,
+			    const struct prefix *p,
+			    const struct dsfs_tracker_epoch *ep)
+{
+	uint64_t limit = recover_limit(t);
+
+	if (ep ? !ep->ready || ep->count < 4 * limit :
+		 !p->e || p->count < 4 * limit)
 		return false;
-	for (i = 0; i < t->nring; i++)
-		missed += ep->inv[t->ring[i]] == NO_POS ||
-			  ep->inv[t->ring[i]] >= limit;
-	return missed <= t->nring / 8;
+	return all_at_start(p, ep, limit, t->ring, t->nring, t->nring / 8) ||
+	       (t->recent_pos >= RECENT &&
+		all_at_start(p, ep, limit, t->recent, RECENT, 0));
 }
 
 /*
@@ -575,20 +613,21 @@ static int recover(struct dsfs_tracker *t, uint64_t idx)
 		return DSFS_TRACK_MISS;
 	t->since_test = 0;
 	if (t->cur.ready) {
-		if (!dsfs_tracker_prepare_next(t) && ring_in_start(t, &t->next))
+		if (!dsfs_tracker_prepare_next(t) &&
+		    loader_at_start(t, NULL, &t->next))
 			return adopt(t, t->next.epoch, false);
-		if (ring_in_start(t, &t->cur))
+		if (loader_at_start(t, NULL, &t->cur))
 			return adopt(t, t->cur.epoch, false);
 		if (t->far.epoch != t->cur.epoch + 2 || !t->far.e) {
 			prefix_free(&t->far);
 			if (prefix_build(t, t->cur.epoch + 2, &t->far))
 				prefix_free(&t->far);
 		}
-		if (ring_in_prefix(t, &t->far))
+		if (loader_at_start(t, &t->far, NULL))
 			return adopt(t, t->far.epoch, false);
 	}
 	for (i = 0; i < t->nkept; i++)
-		if (ring_in_prefix(t, &t->kept[i]))
+		if (loader_at_start(t, &t->kept[i], NULL))
 			return adopt(t, t->kept[i].epoch, t->kept_group);
 	return DSFS_TRACK_MISS;
 }
@@ -712,6 +751,14 @@ static int detect(struct dsfs_tracker *t)
 		if (switch_epoch(t))
 			break;
 		t->mode = t->tracking = DSFS_TRACKER_DETECTED;
+		/* A job resumed a few epochs on is found again too. */
+		for (k = 1; k <= KEEP_AFTER && i + k < DSFS_TRACKER_DETECT_EPOCHS;
+		     k++) {
+			work += candidate_work(t, e + k);
+			if (work > budget)
+				break;
+			keep_epoch(t, e + k);
+		}
 		return DSFS_TRACK_DETECTED;
 	}
 	t->mode = DSFS_TRACKER_LOST;

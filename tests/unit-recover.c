@@ -204,6 +204,7 @@ int main(void)
 	run_new_job(false, 4, 4);
 	run_new_job(true, 0, 0);
 	run_new_job(true, 2, 5); /* a resumed job, among the candidates */
+	run_new_job(true, 0, 4); /* a job resumed 4 epochs past the detected */
 	test_again_and_ahead();
 	test_detect_retry();
 	test_no_order();
