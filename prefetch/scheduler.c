@@ -753,6 +753,26 @@ void dsfs_sched_stop(struct dsfs_sched *s)
 	free(s);
 }
 
+/* Whether every local rank is lost and the first holds the group's epoch
+ * starts: then all opens go to it, mixed as its starts are.  O(ranks). */
+static bool all_lost_locked(struct dsfs_sched *s)
+{
+	struct dsfs_tracker_state st;
+	uint32_t i;
+
+	if (s->nranks < 2 || !s->ranks[0].t ||
+	    !dsfs_tracker_holds_group(s->ranks[0].t))
+		return false;
+	for (i = 1; i < s->nranks; i++) {
+		if (!s->ranks[i].t)
+			continue;
+		dsfs_tracker_state(s->ranks[i].t, &st);
+		if (st.detected != DSFS_TRACKER_LOST)
+			return false;
+	}
+	return true;
+}
+
 /*
  * The rank whose loader read idx: the first with the highest claim
  * (tracker.h): idx unseen in the window of its current epoch; else at its
@@ -767,6 +787,8 @@ static struct srank *route_locked(struct dsfs_sched *s, uint64_t idx)
 	int claim, top = 0;
 	uint32_t i;
 
+	if (all_lost_locked(s))
+		return best; /* the group's tracker finds them again */
 	for (i = 0; i < s->nranks && top < DSFS_CLAIM_NOW; i++) {
 		if (!s->ranks[i].t)
 			continue;

@@ -1061,3 +1061,8 @@ int dsfs_tracker_new_fixed(uint32_t *order, uint64_t count, uint64_t n,
 	t->cur.epoch = epoch;
 	return tracker_start(t, epoch_index(t, &t->cur), out);
 }
+
+bool dsfs_tracker_holds_group(const struct dsfs_tracker *t)
+{
+	return t->mode == DSFS_TRACKER_LOST && t->kept_group && t->nkept;
+}

@@ -219,6 +219,10 @@ enum dsfs_claim {
 };
 /* An enum dsfs_claim.  O(1) (plus repeats). */
 int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx);
+/* Lost, and holding the starts of a group's candidate epochs (the group's
+ * detecting tracker): only it can find the group again, from every rank's
+ * opens.  O(1). */
+bool dsfs_tracker_holds_group(const struct dsfs_tracker *t);
 /* A tracker made for an epoch that another rank's detection found: it
  * reports DETECTED, not CONFIGURED (and comes back to it from LOST). */
 void dsfs_tracker_set_detected(struct dsfs_tracker *t);
