@@ -427,18 +427,42 @@ static int prefix_from(const struct dsfs_tracker *t, const uint32_t *order,
 	return 0;
 }
 
-/* The start of epoch e of this rank, computed (O(n), torch-random
- * O(e * n)). */
-static int prefix_build(struct dsfs_tracker *t, uint64_t e, struct prefix *out)
+/*
+ * What a candidate epoch is ordered by: this rank's order, or for a group
+ * (whole) the whole permutation (world 1), whose position g belongs to rank
+ * g mod world; *stride is that world (1 for a rank's own order).
+ */
+static struct dsfs_sampler_cfg candidate_cfg(const struct dsfs_tracker *t,
+					     bool whole, uint32_t *rank,
+					     uint64_t *stride)
 {
-	uint32_t *order;
-	uint64_t count;
+	struct dsfs_sampler_cfg c = t->cfg;
+
+	*rank = t->rank;
+	*stride = 1;
+	if (whole && t->group > 1) {
+		c.world = 1;
+		c.drop_last = false;
+		*rank = 0;
+		*stride = t->cfg.world;
+	}
+	return c;
+}
+
+/* The start of epoch e, computed: this rank's, or the group's (whole).
+ * O(n), torch-random O(e * n). */
+static int prefix_build(struct dsfs_tracker *t, uint64_t e, bool whole,
+			struct prefix *out)
+{
+	uint64_t count, stride;
+	uint32_t *order, rank;
+	struct dsfs_sampler_cfg c = candidate_cfg(t, whole, &rank, &stride);
 	int err;
 
-	err = dsfs_sampler_order(&t->cfg, t->n, e, t->rank, &order, &count);
+	err = dsfs_sampler_order(&c, t->n, e, rank, &order, &count);
 	if (err)
 		return err;
-	err = prefix_from(t, order, count, 1, e, out);
+	err = prefix_from(t, order, count, stride, e, out);
 	free(order);
 	return err;
 }
@@ -452,24 +476,12 @@ static void keep_start(struct dsfs_tracker *t, const uint32_t *order,
 		t->nkept++;
 }
 
-/* Keep epoch e's start, computed: this rank's, or the group's.  O(n),
- * torch-random O(e * n). */
+/* Keep epoch e's start, computed (the group's, for a group). */
 static void keep_epoch(struct dsfs_tracker *t, uint64_t e)
 {
-	struct dsfs_sampler_cfg c = t->cfg;
-	uint32_t *order, rank = t->rank;
-	uint64_t count, stride = 1;
-
-	if (t->group > 1) {	/* the whole permutation, as candidate_build */
-		c.world = 1;
-		c.drop_last = false;
-		rank = 0;
-		stride = t->cfg.world;
-	}
-	if (dsfs_sampler_order(&c, t->n, e, rank, &order, &count))
-		return;
-	keep_start(t, order, count, stride, e);
-	free(order);
+	if (t->nkept < KEPT_MAX &&
+	    !prefix_build(t, e, true, &t->kept[t->nkept]))
+		t->nkept++;
 }
 
 /* Whether idx has a position in p's start (in ep's first limit, when ep
@@ -620,7 +632,7 @@ static int recover(struct dsfs_tracker *t, uint64_t idx)
 			return adopt(t, t->cur.epoch, false);
 		if (t->far.epoch != t->cur.epoch + 2 || !t->far.e) {
 			prefix_free(&t->far);
-			if (prefix_build(t, t->cur.epoch + 2, &t->far))
+			if (prefix_build(t, t->cur.epoch + 2, false, &t->far))
 				prefix_free(&t->far);
 		}
 		if (loader_at_start(t, &t->far, NULL))
@@ -694,13 +706,11 @@ static bool candidate_matches(const struct dsfs_tracker *t,
  * whole permutation for a group. */
 static int candidate_build(struct dsfs_tracker *t, uint64_t e)
 {
-	struct dsfs_sampler_cfg whole = t->cfg;
+	uint64_t stride;
+	uint32_t rank;
+	struct dsfs_sampler_cfg c = candidate_cfg(t, true, &rank, &stride);
 
-	if (t->group <= 1)
-		return epoch_build(t, &t->next, e);
-	whole.world = 1;
-	whole.drop_last = false;
-	return epoch_build_as(t, &t->next, e, &whole, 0);
+	return epoch_build_as(t, &t->next, e, &c, rank);
 }
 
 /* Work of candidate e in MT19937 outputs (or positions). */
