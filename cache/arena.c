@@ -210,8 +210,12 @@ static void *map_aligned(size_t len)
 static int map_hugetlb(struct dsfs_arena *a)
 {
 	size_t len = round_up(a->size, HUGE_PAGE);
+	/* Shared: a private hugetlb mapping's reservation stays with the
+	 * process that mapped it, so the daemon that dsfs forks to go to the
+	 * background could fault (and register with io_uring) only the pool's
+	 * unreserved pages until the command exited. */
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB,
+		       MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB,
 		       -1, 0);
 
 	if (p == MAP_FAILED)

@@ -80,6 +80,24 @@ echo $((CACHE_MB / 2 + 4)) >"$HP"
 if (($(cat "$HP") >= CACHE_MB / 2)); then
 	check_kind require hugetlb
 	check_kind auto hugetlb
+	# Mounted the usual way, the daemon forks to go to the background:
+	# huge pages mapped before the fork must still be its own, every one
+	# registered with io_uring (a private mapping's reservation stayed
+	# with the command, and registering failed with EFAULT).
+	say "hugepages=require, daemon in the background: the cache is registered with io_uring"
+	track_mount "$MNT"
+	"$DSFS" "$SRC" "$MNT" -o "cache_size=${CACHE_MB}M,hugepages=require" ||
+		fail "hugepages=require in the background: mount failed"
+	[[ $(stat_of io.fixed_buffers) == true ]] ||
+		fail "hugepages=require in the background: cache not registered (io.fixed_buffers $(stat_of io.fixed_buffers))"
+	sync; echo 3 >/proc/sys/vm/drop_caches
+	"$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "hugepages=require in the background: tree differs"
+	bg=$(pgrep -nxf "$DSFS $SRC $MNT -o cache_size=${CACHE_MB}M,hugepages=require") ||
+		fail "no background daemon found"
+	umount "$MNT" || fail "umount $MNT"
+	forget_mount "$MNT"
+	for ((i = 0; i < 250; i++)); do pid_alive "$bg" && sleep 0.02; done
+	! pid_alive "$bg" || fail "the background daemon did not exit after umount"
 else
 	say "kernel gave only $(cat "$HP") huge pages: hugetlb part not run"
 fi
