@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * dsfs daemon entry point: parse options, check SOURCE and MOUNTPOINT, build
- * the per-mount state, mount read-only, detach, and run the multi-threaded
- * FUSE loop until unmounted or signalled (SIGTERM, SIGINT, SIGHUP unmount
- * cleanly through libfuse's handlers).  Runs in the main thread; the loop's
+ * dsfs daemon entry point: parse options, check SOURCE and MOUNTPOINT, fork
+ * the daemon (detach.c), build the per-mount state, mount read-only, leave
+ * the terminal, and run the multi-threaded FUSE loop until unmounted or
+ * signalled (SIGTERM, SIGINT, SIGHUP unmount cleanly through libfuse's
+ * handlers).  Runs in the main thread; the loop's
  * worker threads enter through ops.c and dirops.c.
  */
 #include "config.h"
@@ -343,12 +344,14 @@ static void log_cache(const struct dsfs_fs *fs)
 							  "4 KiB");
 }
 
-static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
+/* Mount and serve until unmounted.  *ready: see dsfs_detach_fork (-1 in
+ * the foreground); signalled (and -1) once the mount serves. */
+static int run_session(struct dsfs_fs *fs, struct fuse_args *args, int *ready)
 {
 	struct fuse_loop_config *cfg = NULL;
 	struct dsfs_fresh *fresh = NULL;
 	struct fuse_session *se;
-	int ret = 1, err, ready = -1;
+	int ret = 1, err;
 
 	se = fuse_session_new(args, &dsfs_ops, sizeof(dsfs_ops), fs);
 	if (!se)
@@ -357,8 +360,7 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 		goto out_session;
 	if (fuse_session_mount(se, fs->opts.mountpoint) != 0)
 		goto out_signals;
-	if (!fs->opts.foreground &&
-	    dsfs_detach(fs->opts.mountpoint, &ready) != 0)
+	if (!fs->opts.foreground && dsfs_detach() != 0)
 		goto out_unmount;
 	if (!fs->opts.foreground)
 		dsfs_log_to_syslog();
@@ -378,14 +380,12 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args)
 		goto out_unmount;
 	fuse_loop_cfg_set_max_threads(cfg, fs->opts.max_threads);
 	fuse_loop_cfg_set_clone_fd(cfg, 1);
-	dsfs_detach_ready(&ready); /* the command checks the mount answers */
+	dsfs_detach_ready(ready); /* the command checks the mount answers */
 	/* A positive value is the signal that ended the loop: a clean exit. */
 	ret = fuse_session_loop_mt(se, cfg) < 0 ? 1 : 0;
 	dsfs_info("unmounting %s", fs->opts.mountpoint);
 	fuse_loop_cfg_destroy(cfg);
 out_unmount:
-	if (ready >= 0)
-		close(ready); /* the command says the daemon stopped */
 	dsfs_push_stop(fs->push); /* no push to a session that is gone */
 	dsfs_fresh_stop(fresh);
 	fuse_session_unmount(se);
@@ -422,7 +422,7 @@ int main(int argc, char **argv)
 {
 	struct dsfs_fs fs = { .root_fd = -1 };
 	struct fuse_args args;
-	int ret = 1;
+	int ret = 1, ready = -1;
 
 	if (dsfs_opts_parse(argc, argv, &fs.opts, &args) != DSFS_OPTS_OK)
 		goto out;
@@ -435,10 +435,16 @@ int main(int argc, char **argv)
 	    resolve_dir("MOUNTPOINT", &fs.opts.mountpoint) ||
 	    check_not_mounted(fs.opts.mountpoint) ||
 	    check_apart(fs.opts.source, fs.opts.mountpoint) ||
-	    add_mount_args(&args, &fs.opts) || fs_init(&fs))
+	    add_mount_args(&args, &fs.opts))
 		goto out;
-	ret = run_session(&fs, &args);
+	/* To the background before setting up: see detach.c. */
+	if (!fs.opts.foreground && dsfs_detach_fork(fs.opts.mountpoint, &ready))
+		goto out;
+	if (fs_init(&fs))
+		goto out;
+	ret = run_session(&fs, &args, &ready);
 out:
+	dsfs_detach_failed(&ready); /* no-op once the daemon served */
 	fuse_opt_free_args(&args);
 	fs_destroy(&fs);
 	return ret;
