@@ -48,6 +48,7 @@
 #include "dsfs.h"
 #include "inodes.h"
 #include "log.h"
+#include "mem.h"
 
 #define QUEUE 4096	/* chunks waiting; more are dropped (counted) */
 #define WAYS 4		/* the parking table is 4-way set associative */
@@ -338,7 +339,8 @@ int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 		p->park_sets = 1024;
 	if (p->park_sets > 65536)
 		p->park_sets = 65536;
-	p->park = calloc(p->park_sets * WAYS, sizeof(*p->park));
+	/* Resident: items park at random places in it (lib/mem.h). */
+	p->park = dsfs_table_new(p->park_sets * WAYS * sizeof(*p->park));
 	if (!p->park) {
 		free(p);
 		return -ENOMEM;
@@ -352,7 +354,7 @@ int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 	if (err) {
 		pthread_cond_destroy(&p->wake);
 		pthread_mutex_destroy(&p->lock);
-		free(p->park);
+		dsfs_table_free(p->park, p->park_sets * WAYS * sizeof(*p->park));
 		free(p);
 		return err;
 	}
@@ -366,11 +368,22 @@ void dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 {
 	struct item it = { .dev = k->dev, .ino = k->ino, .chunk = k->chunk,
 			   .size = size, .after = after, .len = len };
-	bool wake, queued;
+	bool wake = false, queued = true;
+	uint64_t nodeid;
+
+	/* A file the kernel holds no inode for is parked here, without
+	 * waking the push thread for it: a loader that never lists its data
+	 * set (only looks names up) would otherwise cost a wake-up per chunk
+	 * for nothing.  The thread checks again before it stores. */
+	bool known = !dsfs_inodes_find(p->fs->inodes, k->dev, k->ino, &nodeid);
 
 	pthread_mutex_lock(&p->lock);
-	queued = !p->stop && ring_put(&p->now, &it);
-	wake = queued && p->waiting;
+	if (p->stop)
+		queued = false;
+	else if (!known)
+		park_put(p, &it);
+	else if ((queued = ring_put(&p->now, &it)))
+		wake = p->waiting;
 	pthread_mutex_unlock(&p->lock);
 	if (!queued)
 		dsfs_count(&p->fs->counters.push_skipped, 1);
@@ -423,6 +436,6 @@ void dsfs_push_free(struct dsfs_push *p)
 	dsfs_push_stop(p);
 	pthread_cond_destroy(&p->wake);
 	pthread_mutex_destroy(&p->lock);
-	free(p->park);
+	dsfs_table_free(p->park, p->park_sets * WAYS * sizeof(*p->park));
 	free(p);
 }
