@@ -4,8 +4,8 @@
  * the daemon (detach.c), build the per-mount state, mount read-only, leave
  * the terminal, and run the multi-threaded FUSE loop until unmounted or
  * signalled (SIGTERM, SIGINT, SIGHUP unmount cleanly through libfuse's
- * handlers).  Runs in the main thread; the loop's
- * worker threads enter through ops.c and dirops.c.
+ * handlers).  Runs in the main thread; the loop's worker threads enter
+ * through ops.c and dirops.c.
  */
 #include "config.h"
 
