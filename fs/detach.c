@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,20 +32,42 @@
 
 #define FUSE_MAGIC 0x65735546 /* statfs f_type of a FUSE mount */
 
+static pid_t daemon_pid;
+static volatile sig_atomic_t stopped; /* a signal was passed on */
+
+/* Ctrl-C (or a kill) of the waiting command stops the daemon too, which
+ * has left the terminal's session by then: it unmounts and closes the
+ * pipe, and the command says so. */
+static void pass_on(int sig)
+{
+	(void)sig;
+	stopped = 1;
+	kill(daemon_pid, SIGTERM);
+}
+
 /* The command's side: the daemon's word, then the mount itself (a stat
  * waits for INIT; a refused INIT aborts the connection).  Never returns. */
 static void wait_ready(int fd, const char *mountpoint)
 {
+	struct sigaction sa = { .sa_handler = pass_on };
 	struct statfs sfs;
 	struct stat st;
 	ssize_t got;
 	char c = 1;
 
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	do
 		got = read(fd, &c, 1);
 	while (got < 0 && errno == EINTR);
 	if (got == 1 && c == 2)
 		_exit(1); /* it said why on the terminal */
+	if (got != 1 && stopped) {
+		fprintf(stderr, "dsfs: stopped while starting; nothing is mounted\n");
+		_exit(1);
+	}
 	if (got != 1 || c != 0) {
 		fprintf(stderr, "dsfs: the daemon stopped while starting; its messages are in the system log\n");
 		_exit(1);
@@ -77,6 +100,7 @@ int dsfs_detach_fork(const char *mountpoint, int *ready_fd)
 	}
 	if (pid > 0) {
 		close(p[1]);
+		daemon_pid = pid;
 		errno = 0;
 		wait_ready(p[0], mountpoint);
 	}

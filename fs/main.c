@@ -380,10 +380,17 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args, int *ready)
 		goto out_unmount;
 	fuse_loop_cfg_set_max_threads(cfg, fs->opts.max_threads);
 	fuse_loop_cfg_set_clone_fd(cfg, 1);
+	/* A signal while setting up (Ctrl-C on a slow start) only marked the
+	 * session as ended, and the loop would not have seen it. */
+	if (fuse_session_exited(se)) {
+		dsfs_info("stopped by a signal while starting");
+		goto out_loop;
+	}
 	dsfs_detach_ready(ready); /* the command checks the mount answers */
 	/* A positive value is the signal that ended the loop: a clean exit. */
 	ret = fuse_session_loop_mt(se, cfg) < 0 ? 1 : 0;
 	dsfs_info("unmounting %s", fs->opts.mountpoint);
+out_loop:
 	fuse_loop_cfg_destroy(cfg);
 out_unmount:
 	dsfs_push_stop(fs->push); /* no push to a session that is gone */

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-mount: mount(8) and fstab integration (README.md's fstab line; always nosuid,nodev), fusermount3 -u, clean exit on SIGTERM/SIGINT, daemon mode, the "mounted" log line, -d tracing.
+# t-mount: mount(8) and fstab integration (README.md's fstab line; always nosuid,nodev), fusermount3 -u, clean exit on SIGTERM/SIGINT, daemon mode (Ctrl-C while it starts leaves nothing mounted), the "mounted" log line, -d tracing.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -113,4 +113,56 @@ cmp "$MNT/d00004/f0000004" "$SRC/d00004/f0000004" || fail "read in daemon mode"
 [[ ! -s $WORK/daemon.err ]] || fail "daemon mode wrote to stderr: $(cat "$WORK/daemon.err")"
 umount "$MNT" || fail "umount $MNT"
 after_unmount
+
+# Ctrl-C on the command while the daemon starts: the daemon, which has left
+# the terminal's session, stops too, and nothing stays mounted.  A cache in
+# huge pages (registering them with io_uring takes a while) widens the
+# start; the interrupt comes at several delays, and one that comes after
+# the command returned 0 leaves a mount, which is unmounted.
+say "checking that an interrupted start leaves nothing mounted"
+HP=/proc/sys/vm/nr_hugepages
+old_hp=$(cat "$HP")
+at_exit "echo $old_hp >$HP"
+sync; echo 3 >/proc/sys/vm/drop_caches
+echo 1 >/proc/sys/vm/compact_memory 2>/dev/null || true
+echo $((old_hp + 520)) >"$HP" || true
+pages=hugepages=off
+if (($(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo) >= 520)); then
+	pages=hugepages=require
+fi
+stopped=0
+for d in 0 0.005 0.01 0.02 0.05 0.1 0.2 0.3 0.5 0.8; do
+	rc=0
+	"$PY" - "$d" "$DSFS" "$SRC" "$MNT" "cache_size=1000M,$pages" <<'PYEOF' || rc=$?
+import os, signal, sys, time
+delay, dsfs, src, mnt, opts = float(sys.argv[1]), *sys.argv[2:]
+pid = os.fork()
+if pid == 0:  # the command, as a shell in the foreground starts it
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.setsid()
+    os.execv(dsfs, [dsfs, src, mnt, "-o", opts])
+while os.getpgid(pid) != pid:  # until it leads its own group
+    time.sleep(0.0005)
+time.sleep(delay)
+os.killpg(pid, signal.SIGINT)
+sys.exit(0 if os.waitpid(pid, 0)[1] == 0 else 1)
+PYEOF
+	if ((rc == 0)); then # too late: it was mounted and served
+		track_mount "$MNT"
+		umount "$MNT" || fail "umount $MNT"
+		forget_mount "$MNT"
+	else
+		stopped=$((stopped + 1))
+	fi
+	for ((i = 0; i < 500; i++)); do
+		pgrep -f -- "$SRC $MNT -o cache_size=1000M" >/dev/null || break
+		sleep 0.02
+	done
+	if pgrep -f -- "$SRC $MNT -o cache_size=1000M" >/dev/null; then
+		pkill -f -- "$SRC $MNT -o cache_size=1000M" # unmounts it
+		fail "interrupted after $d s: the daemon is still running"
+	fi
+	! is_mounted "$MNT" || fail "interrupted after $d s: $MNT is mounted"
+done
+say "$stopped of 10 starts interrupted ($pages), nothing left mounted"
 say "ok"
