@@ -360,10 +360,11 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args, int *ready)
 		goto out_session;
 	if (fuse_session_mount(se, fs->opts.mountpoint) != 0)
 		goto out_signals;
-	if (!fs->opts.foreground && dsfs_detach() != 0)
-		goto out_unmount;
-	if (!fs->opts.foreground)
+	if (!fs->opts.foreground) {
+		if (dsfs_detach() != 0)
+			goto out_unmount;
 		dsfs_log_to_syslog();
+	}
 	log_cache(fs);
 	if (io_init(fs))
 		goto out_unmount;

@@ -368,14 +368,14 @@ void dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 {
 	struct item it = { .dev = k->dev, .ino = k->ino, .chunk = k->chunk,
 			   .size = size, .after = after, .len = len };
-	bool wake = false, queued = true;
+	bool wake = false, queued = true, known;
 	uint64_t nodeid;
 
 	/* A file the kernel holds no inode for is parked here, without
 	 * waking the push thread for it: a loader that never lists its data
 	 * set (only looks names up) would otherwise cost a wake-up per chunk
 	 * for nothing.  The thread checks again before it stores. */
-	bool known = !dsfs_inodes_find(p->fs->inodes, k->dev, k->ino, &nodeid);
+	known = !dsfs_inodes_find(p->fs->inodes, k->dev, k->ino, &nodeid);
 
 	pthread_mutex_lock(&p->lock);
 	if (p->stop)

@@ -33,6 +33,12 @@ static const char *shown(const char *path, char *buf, size_t size)
 	return buf;
 }
 
+/* Whether the plan has found its epoch (until then its length is 0). */
+static bool epoch_known(const struct dsfs_snap *s)
+{
+	return dsfs_snap_num(s, "plan.length") != 0;
+}
+
 static void row_bytes(const char *label, double v)
 {
 	char h[32];
@@ -91,7 +97,7 @@ void dsfs_render_plan(const struct dsfs_snap *s)
 	if (dsfs_snap_get(s, "plan.options"))
 		printf(ROW "%s\n", "plan options",
 		       dsfs_snap_str(s, "plan.options", o, sizeof(o)));
-	if (!dsfs_snap_num(s, "plan.length"))
+	if (!epoch_known(s))
 		printf(ROW "not known yet: no epoch found\n", "position");
 	else
 		printf(ROW "epoch %.0f, %.0f of %.0f\n", "position",
@@ -136,10 +142,11 @@ void dsfs_render_table(const struct dsfs_snap *s, const char *mnt)
 	double rb = dsfs_snap_num(s, "read_bytes");
 	double back = dsfs_snap_num(s, "backing_read_bytes");
 	double up = dsfs_snap_num(s, "uptime_seconds");
-	char a[4096], b[64], m[4 * PATH_MAX];
+	char a[4096], b[64], m[4 * PATH_MAX], src[4 * PATH_MAX];
 
 	printf("%s  (source %s)\n", shown(mnt, m, sizeof(m)),
-	       dsfs_snap_str(s, "source", a, sizeof(a)));
+	       shown(dsfs_snap_str(s, "source", a, sizeof(a)), src,
+		     sizeof(src)));
 	if (dsfs_snap_get(s, "uptime_seconds")) {
 		duration(up, b, sizeof(b));
 		printf(ROW "%s\n", "mounted for", b);
@@ -194,16 +201,15 @@ static void plan_cell(const struct dsfs_snap *s, char *buf, size_t size)
 
 	dsfs_snap_str(s, "plan.sampler", sampler, sizeof(sampler));
 	dsfs_snap_str(s, "plan.detected", det, sizeof(det));
-	if (dsfs_snap_get(s, "plan.epoch") &&
-	    !dsfs_snap_num(s, "plan.length"))	/* no epoch found yet */
+	if (!dsfs_snap_get(s, "plan.epoch"))
+		snprintf(buf, size, "%s", sampler);
+	else if (!epoch_known(s))
 		snprintf(buf, size, "%s (%s)", sampler, det);
-	else if (dsfs_snap_get(s, "plan.epoch"))
+	else
 		snprintf(buf, size, "%s epoch %.0f %.0f/%.0f (%s)", sampler,
 			 dsfs_snap_num(s, "plan.epoch"),
 			 dsfs_snap_num(s, "plan.position"),
 			 dsfs_snap_num(s, "plan.length"), det);
-	else
-		snprintf(buf, size, "%s", sampler);
 }
 
 static void summary_line(const struct dsfs_snap *s, const char *mnt, int w)
