@@ -19,6 +19,7 @@ ROUND=0
 MNT=$WORK/mnt	# the one FUSE mount point, dsfs or passthrough
 FUSE_PID=	# its daemon, while mounted
 CGROUP=		# a memory cgroup (v1 directory) for the next reader, or none
+SCAN=-S		# the C reader lists its tree first, as a loader does (shufread -S)
 declare -A CG=()	# name -> memory cgroup directory (cg_make)
 
 # progress MESSAGE: to stderr, so stdout carries the report alone.
@@ -100,7 +101,8 @@ in_cgroup() {
 }
 
 # reader SET CONFIG ROOT LIST [shufread options...]: one run of the C reader
-# over LIST (paths relative to ROOT, in that order), in $CGROUP if set.
+# over LIST (paths relative to ROOT, in that order), in $CGROUP if set,
+# after listing ROOT untimed unless SCAN is empty (scan_s=).
 # Records its figures, the bytes read from storage during the run and, with
 # a FUSE daemon mounted ($FUSE_PID), the daemon's CPU seconds during the run
 # and its peak memory so far.
@@ -110,7 +112,7 @@ reader() {
 	shift 4
 	s0=$(storage_bytes)
 	[[ -z $FUSE_PID ]] || c0=$(cpu_seconds "$FUSE_PID")
-	out=$(in_cgroup "$SHUFREAD" -l "$list" "$@" "$root") ||
+	out=$(in_cgroup "$SHUFREAD" $SCAN -l "$list" "$@" "$root") ||
 		fail "shufread $* $root failed ($set $cfg)"
 	if [[ -n $FUSE_PID ]]; then
 		extra="daemon_cpu_s=$(awk -v a="$c0" -v b="$(cpu_seconds "$FUSE_PID")" \

@@ -4,7 +4,7 @@
  * seeded shuffled order or in a given one, and report throughput, per-file
  * latency and, for a rate-limited consumer, the time it waits on reads.
  *
- *   shufread [-t THREADS] [-s SEED | -l LIST] [-r ROUNDS]
+ *   shufread [-t THREADS] [-s SEED | -l LIST] [-r ROUNDS] [-S]
  *            [-R MBPS [-q DEPTH] [-w SECS]] DIR
  *
  * The file list is either every regular file under DIR (nftw, FTW_PHYS:
@@ -17,6 +17,11 @@
  * Any failed open or read prints the path and errno and exits 1: a
  * benchmark must not count bytes it did not get.
  *
+ * With -S, DIR is first listed the way a loader indexes its samples
+ * (torchvision's ImageFolder through os.walk): every directory read with
+ * readdir, none of its files stat'ed.  The listing is not part of a round's
+ * time; round 1's line gives it as scan_s.
+ *
  * With -R, the main thread stands for a GPU-bound job: it takes finished
  * files from a queue the workers fill (DEPTH files at most, default
  * 2*THREADS, like a DataLoader's prefetch) and "computes" on each for
@@ -28,7 +33,7 @@
  *
  * Output, one line per round (MB = 10^6 bytes, latencies in microseconds):
  *   round=R files=N bytes=B seconds=S files_per_s=X MB_per_s=Y
- *   lat_p50_us=A lat_p99_us=B lat_max_us=C
+ *   lat_p50_us=A lat_p99_us=B lat_max_us=C [scan_s=T scan_entries=E]
  *   [rate_MBps=M stall_frac=F stall_s=T stall_window_s=W]
  *
  * Threads: the main thread builds the list and the order and, with -R,
@@ -40,11 +45,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +93,9 @@ struct opts {
 	double rate;	/* bytes per second, 0: unlimited */
 	size_t depth;	/* queue depth with -R, 0: 2 * nthreads */
 	double warmup;	/* seconds left out of stall_frac */
+	bool scan;	/* -S: list DIR before round 1 */
+	double scan_s;	/* how long that took */
+	uint64_t scan_entries;
 };
 
 /*
@@ -238,6 +248,53 @@ static uint64_t read_file(const char *path, char *buf)
 	}
 	close(fd);
 	return total;
+}
+
+/*
+ * Lists the tree under the directory open at dfd (closed here) like
+ * os.walk: readdir only, recursing by d_type (an fstatat only where the
+ * file system gives no type).  Returns the entries seen; exits on error.
+ */
+static uint64_t scan_dir(int dfd, const char *path)
+{
+	DIR *d = fdopendir(dfd);
+	uint64_t n = 0;
+	struct dirent *e;
+	struct stat st;
+
+	if (!d) {
+		fprintf(stderr, "shufread: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	while ((errno = 0, e = readdir(d))) {
+		bool isdir = e->d_type == DT_DIR;
+		int sub;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		n++;
+		if (e->d_type == DT_UNKNOWN)
+			isdir = fstatat(dirfd(d), e->d_name, &st,
+					AT_SYMLINK_NOFOLLOW) == 0 &&
+				S_ISDIR(st.st_mode);
+		if (!isdir)
+			continue;
+		sub = openat(dirfd(d), e->d_name,
+			     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sub < 0) {
+			fprintf(stderr, "shufread: %s/%s: %s\n", path,
+				e->d_name, strerror(errno));
+			exit(1);
+		}
+		n += scan_dir(sub, e->d_name);
+	}
+	if (errno) {
+		fprintf(stderr, "shufread: reading %s: %s\n", path,
+			strerror(errno));
+		exit(1);
+	}
+	closedir(d);
+	return n;
 }
 
 /* Blocks while the queue is full: the job has not caught up. */
@@ -403,6 +460,9 @@ static void run_round(unsigned rnd, const struct opts *o, size_t *order,
 	       secs > 0 ? (double)collected.n / secs : 0.0,
 	       secs > 0 ? (double)bytes / 1e6 / secs : 0.0);
 	print_latency(lat, collected.n);
+	if (o->scan && rnd == 1)
+		printf(" scan_s=%.3f scan_entries=%" PRIu64, o->scan_s,
+		       o->scan_entries);
 	if (q) {
 		window = secs > o->warmup ? secs - o->warmup : secs;
 		if (secs <= o->warmup)
@@ -418,12 +478,13 @@ static void run_round(unsigned rnd, const struct opts *o, size_t *order,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: shufread [-t THREADS] [-s SEED | -l LIST] [-r ROUNDS]\n"
+		"usage: shufread [-t THREADS] [-s SEED | -l LIST] [-r ROUNDS] [-S]\n"
 		"                [-R MBPS [-q DEPTH] [-w SECS]] DIR\n"
 		"  -t THREADS  reader threads, 1 to %d (default 1)\n"
 		"  -s SEED     shuffle seed; round R uses SEED+R (default 0)\n"
 		"  -l LIST     read LIST's paths (relative to DIR) in its order\n"
 		"  -r ROUNDS   passes over the whole file set (default 1)\n"
+		"  -S          list DIR first, as a loader indexing it does\n"
 		"  -R MBPS     a job consuming MBPS MB/s; report its stalls\n"
 		"  -q DEPTH    files read ahead of the job (default 2*THREADS)\n"
 		"  -w SECS     leave the first SECS out of stall_frac (default 1)\n",
@@ -468,7 +529,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c, seeded = 0;
 
-	while ((c = getopt(argc, argv, "t:s:l:r:R:q:w:h")) != -1) {
+	while ((c = getopt(argc, argv, "t:s:l:r:R:q:w:Sh")) != -1) {
 		switch (c) {
 		case 't':
 			o->nthreads = (unsigned)parse_num("-t", optarg, 1,
@@ -493,6 +554,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'w':
 			o->warmup = parse_real("-w", optarg, 0);
 			break;
+		case 'S':
+			o->scan = true;
+			break;
 		default:
 			usage();
 		}
@@ -514,6 +578,18 @@ int main(int argc, char **argv)
 	unsigned rnd;
 
 	parse_opts(argc, argv, &o);
+	if (o.scan) {
+		double t0 = now();
+		int dfd = open(argv[optind], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (dfd < 0) {
+			fprintf(stderr, "shufread: %s: %s\n", argv[optind],
+				strerror(errno));
+			return 1;
+		}
+		o.scan_entries = scan_dir(dfd, argv[optind]);
+		o.scan_s = now() - t0;
+	}
 	if (o.list) {
 		collect_list(argv[optind], o.list);
 	} else {
