@@ -128,6 +128,7 @@ int dsfs_cache_get_at(struct dsfs_cache *c, const struct dsfs_cache_key *k,
  * Relaxed; any thread.
  */
 void dsfs_cache_set_now(struct dsfs_cache *c, uint64_t now);
+uint64_t dsfs_cache_now(const struct dsfs_cache *c);
 
 /*
  * The planned use of pinned entry e will be served without the cache (its
@@ -153,6 +154,8 @@ unsigned dsfs_cache_iov(struct dsfs_cache *c, const struct dsfs_cache_entry *e,
 uint32_t dsfs_cache_capacity(const struct dsfs_cache_entry *e);
 /* Valid bytes of a READY entry (short at end of file). */
 uint32_t dsfs_cache_len(const struct dsfs_cache_entry *e);
+/* A pinned entry's next planned use (NEVER: none).  Relaxed. */
+uint64_t dsfs_cache_when(const struct dsfs_cache_entry *e);
 
 /*
  * End a fill: result is the number of bytes read (0..capacity) or -errno.

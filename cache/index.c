@@ -339,6 +339,11 @@ void dsfs_cache_set_now(struct dsfs_cache *c, uint64_t now)
 	__atomic_store_n(&c->now, now, __ATOMIC_RELAXED);
 }
 
+uint64_t dsfs_cache_now(const struct dsfs_cache *c)
+{
+	return __atomic_load_n(&c->now, __ATOMIC_RELAXED);
+}
+
 void dsfs_cache_set_after(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 			  uint64_t after)
 {
@@ -390,6 +395,11 @@ uint32_t dsfs_cache_capacity(const struct dsfs_cache_entry *e)
 uint32_t dsfs_cache_len(const struct dsfs_cache_entry *e)
 {
 	return e->len;
+}
+
+uint64_t dsfs_cache_when(const struct dsfs_cache_entry *e)
+{
+	return __atomic_load_n(&e->when, __ATOMIC_RELAXED);
 }
 
 void dsfs_cache_fill_done(struct dsfs_cache *c, struct dsfs_cache_entry *e,

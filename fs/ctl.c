@@ -114,9 +114,10 @@ void dsfs_sched_unhold(struct dsfs_fs *fs)
 }
 
 static void push_filled(void *arg, const struct dsfs_cache_key *k,
-			uint32_t len, uint64_t size, uint64_t after)
+			uint32_t len, uint64_t size, uint64_t when,
+			uint64_t after)
 {
-	dsfs_push_offer(arg, k, len, size, after);
+	dsfs_push_offer(arg, k, len, size, when, after);
 }
 
 int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,

@@ -20,6 +20,11 @@
  * chunk, at most 14 MiB): what it loses, like files only ever looked up by
  * name, is served from the cache by READs instead.
  *
+ * A chunk whose planned read came first (a loader level with the plan,
+ * served by READ) is not pushed: the copy would be for nothing, and would
+ * take the push's time from the chunks still ahead of the loader.  Its
+ * entry's next use (dsfs_cache_when) no longer is the one the fetch gave.
+ *
  * The plan keeps seeing the loader: the scheduler leaves every
  * DSFS_SCHED_SENTINEL-th sample of its order unpushed (scheduler.h), whose
  * reads still come as READs and move the tracker along.
@@ -58,6 +63,7 @@
 
 struct item {
 	uint64_t dev, ino, chunk, size;
+	uint64_t when;		/* its entry's next use when fetched */
 	uint64_t after;		/* the entry's next use once pushed */
 	uint64_t due_ns;	/* CLOCK_MONOTONIC: in `later`, not before;
 				   parked, when parked */
@@ -200,7 +206,9 @@ static enum pushed push_one(struct dsfs_push *p, const struct item *it)
 	 * (see the file comment); the writev of the push is a full barrier
 	 * itself. */
 	gen = __atomic_load_n(&fs->fresh_gen, __ATOMIC_SEQ_CST);
-	if (gen & 1) {
+	/* Late (the loader has read past it): the copy would only take the
+	 * push's time from chunks still ahead of the loader. */
+	if ((gen & 1) || it->when < dsfs_cache_now(fs->cache)) {
 		dsfs_count(&fs->counters.push_skipped, 1);
 		return PUSH_DONE;
 	}
@@ -221,7 +229,12 @@ static enum pushed push_one(struct dsfs_push *p, const struct item *it)
 		dsfs_count(&fs->counters.push_skipped, 1);
 		goto out;
 	}
-	if (dsfs_cache_len(e) == it->len && !dsfs_cache_verify(fs->cache, e)) {
+	if (dsfs_cache_when(e) != it->when) {
+		/* late too: its planned read came (by READ, which gave the
+		 * entry its next use), or a later plan fetched it again */
+		dsfs_count(&fs->counters.push_skipped, 1);
+	} else if (dsfs_cache_len(e) == it->len &&
+		   !dsfs_cache_verify(fs->cache, e)) {
 		err = store(p, nodeid, e, it);
 		if (!err) {
 			dsfs_count(&fs->counters.push_bytes, it->len);
@@ -364,10 +377,12 @@ int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 }
 
 void dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
-		     uint32_t len, uint64_t size, uint64_t after)
+		     uint32_t len, uint64_t size, uint64_t when,
+		     uint64_t after)
 {
 	struct item it = { .dev = k->dev, .ino = k->ino, .chunk = k->chunk,
-			   .size = size, .after = after, .len = len };
+			   .size = size, .when = when, .after = after,
+			   .len = len };
 	bool wake = false, queued = true, known;
 	uint64_t nodeid;
 

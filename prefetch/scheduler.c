@@ -76,7 +76,7 @@ struct fetch {
 	struct dsfs_cache_entry *e;
 	struct dsfs_cache_key k;
 	uint64_t size;		/* the file's */
-	uint64_t after;		/* see cfg.filled */
+	uint64_t when, after;	/* see cfg.filled */
 	uint32_t len;		/* the chunk's */
 	bool filled;		/* tell cfg.filled when read whole */
 };
@@ -99,7 +99,7 @@ static void fetch_done(void *arg, int result)
 	dsfs_cache_fill_done(s->cfg.cache, f->e, result);
 	dsfs_cache_unpin(s->cfg.cache, f->e);
 	if (f->filled && result == (int)f->len)
-		s->cfg.filled(s->cfg.filled_arg, &f->k, f->len, f->size,
+		s->cfg.filled(s->cfg.filled_arg, &f->k, f->len, f->size, f->when,
 			      f->after);
 	if (result > 0)
 		__atomic_add_fetch(&s->prefetch_bytes, (uint64_t)result,
@@ -194,7 +194,9 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 	}
 	if (req->fd.fd == *fd)
 		*fd = -1; /* the pool owns it now */
-	*f = (struct fetch){ s, e, k, size, after, len,
+	/* The next use the cache took (NEVER while no loader is followed):
+	 * cfg.filled's `when`. */
+	*f = (struct fetch){ s, e, k, size, dsfs_cache_when(e), after, len,
 			     filled && s->cfg.filled };
 	req->niov = dsfs_cache_iov(s->cfg.cache, e, 0, dsfs_cache_capacity(e),
 				   req->iov);

@@ -62,15 +62,17 @@ struct dsfs_sched_cfg {
 	/*
 	 * A planned chunk of `size`-byte file k was read whole (len bytes):
 	 * called on the I/O engine's thread, after the entry is READY; must
-	 * not block.  after: the plan time of the sample's read after the
-	 * planned one (dsfs_tracker_use_after), the entry's next use once the
-	 * planned read is served without the daemon.  Not called for every
+	 * not block.  when: the next use the entry was given for the planned
+	 * read (dsfs_cache_when; NEVER while no loader is followed).  after:
+	 * the plan time of the sample's read after the planned one
+	 * (dsfs_tracker_use_after), the entry's next use once the planned
+	 * read is served without the daemon.  Not called for every
 	 * DSFS_SCHED_SENTINEL-th position of a rank's order, whose reads must
 	 * still reach the daemon to show the loader's place (fs/push.c).
 	 * NULL: never.
 	 */
 	void (*filled)(void *arg, const struct dsfs_cache_key *k, uint32_t len,
-		       uint64_t size, uint64_t after);
+		       uint64_t size, uint64_t when, uint64_t after);
 	void *filled_arg;
 };
 

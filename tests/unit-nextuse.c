@@ -270,10 +270,43 @@ static void test_after(void)
 	teardown(c);
 }
 
+/* The next use of a cached entry, as dsfs_cache_when tells it. */
+static uint64_t when_of(struct dsfs_cache *c, uint64_t ino)
+{
+	struct dsfs_cache_key k = key(ino);
+	struct dsfs_cache_entry *e;
+	uint64_t when;
+
+	CHECK(dsfs_cache_get_at(c, &k, PAGE, DSFS_CACHE_NOFILL,
+				DSFS_CACHE_KEEP, &e) == DSFS_CACHE_HIT);
+	when = dsfs_cache_when(e);
+	dsfs_cache_unpin(c, e);
+	return when;
+}
+
+/* dsfs_cache_when is the time the last get_at gave (push compares it with
+ * the planned read it pushes for: a read that came moved it). */
+static void test_when(void)
+{
+	struct dsfs_cache *c = setup(2);
+
+	CHECK(touch(c, 0, PAGE, 10) == 0);
+	CHECK(when_of(c, 0) == 10);
+	CHECK(touch(c, 0, PAGE, 25) == 1);
+	CHECK(when_of(c, 0) == 25);
+	dsfs_cache_set_now(c, 30);
+	CHECK(touch(c, 0, PAGE, 20) == 1); /* a time past: unplanned */
+	CHECK(when_of(c, 0) == DSFS_CACHE_NEVER);
+	CHECK(touch(c, 0, PAGE, 40) == 1);
+	CHECK(when_of(c, 0) == 40);
+	teardown(c);
+}
+
 int main(void)
 {
 	test_rules();
 	test_after();
+	test_when();
 	test_matches_min();
 	return UNIT_DONE();
 }
