@@ -30,6 +30,11 @@
 struct srank {
 	struct dsfs_tracker *t;	/* NULL until the epoch is known (a group
 				   detects through the first rank's) */
+	/* While t detects the epoch (one rank, epoch=auto): a tracker
+	 * configured at the first candidate epoch, which the prefetch
+	 * follows meanwhile (a job that starts fresh starts there), fed the
+	 * same opens; dropped once t knows, or once it loses the loader. */
+	struct dsfs_tracker *guess;
 	uint32_t rank;
 	uint64_t epoch;		/* tracker epoch `fetched` counts in */
 	uint64_t starts;	/* ... and its count of fresh starts */
@@ -317,13 +322,19 @@ static int fetch_sample(struct dsfs_sched *s, struct batch *b,
 	return err;
 }
 
+/* The tracker r's prefetch follows: the guess while there is one. */
+static struct dsfs_tracker *plan_of(const struct srank *r)
+{
+	return r->guess ? r->guess : r->t;
+}
+
 /* Bytes of the sample at position p of r's current epoch (0 past the
  * plan).  Called with s->lock held. */
 static uint64_t size_at(struct dsfs_sched *s, struct srank *r, uint64_t p)
 {
 	uint64_t idx;
 
-	return dsfs_tracker_at(r->t, p, &idx) ? 0 :
+	return dsfs_tracker_at(plan_of(r), p, &idx) ? 0 :
 	       dsfs_layout_size(s->cfg.layout, idx);
 }
 
@@ -357,12 +368,13 @@ static void lead_move_locked(struct dsfs_sched *s, struct srank *r,
  * following a plan.  Called with s->lock held. */
 static bool rank_update_locked(struct dsfs_sched *s, struct srank *r)
 {
+	struct dsfs_tracker *t = plan_of(r);
 	struct dsfs_tracker_state st;
 	bool recount = false;
 
-	if (!r->t)
+	if (!t)
 		return false;
-	dsfs_tracker_state(r->t, &st);
+	dsfs_tracker_state(t, &st);
 	if (st.detected == DSFS_TRACKER_LOST ||
 	    st.detected == DSFS_TRACKER_DETECTING)
 		return false;
@@ -379,7 +391,7 @@ static bool rank_update_locked(struct dsfs_sched *s, struct srank *r)
 	/* The next epoch's order gives the samples read now their next use
 	 * (dsfs_tracker_next_use): compute it as soon as this epoch is
 	 * followed, the first one included.  O(1) once made. */
-	dsfs_tracker_prepare_next(r->t);
+	dsfs_tracker_prepare_next(t);
 	lead_move_locked(s, r, st.low, recount);
 	return true;
 }
@@ -407,9 +419,9 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 		r = &s->ranks[i];
 		if (!rank_update_locked(s, r) || r->blocked ||
 		    r->lead_bytes >= share ||
-		    dsfs_tracker_at(r->t, r->fetched, &idx))
+		    dsfs_tracker_at(plan_of(r), r->fetched, &idx))
 			continue; /* idle, or the end of the next epoch */
-		when = dsfs_tracker_time(r->t, r->fetched);
+		when = dsfs_tracker_time(plan_of(r), r->fetched);
 		if (pk->r && when >= pk->when)
 			continue;
 		*pk = (struct pick){ r, r->fetched, idx, when,
@@ -418,7 +430,7 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 	}
 	if (!pk->r)
 		return false;
-	pk->after = dsfs_tracker_use_after(pk->r->t, pk->idx, pk->pos);
+	pk->after = dsfs_tracker_use_after(plan_of(pk->r), pk->idx, pk->pos);
 	if (dsfs_layout_pending(s->cfg.layout, pk->idx)) {
 		*settle = pk->idx; /* its size first: see settle_sample */
 		pk->r = NULL;
@@ -614,8 +626,10 @@ static void ranks_free(struct dsfs_sched *s)
 {
 	uint32_t i;
 
-	for (i = 0; i < s->nranks; i++)
+	for (i = 0; i < s->nranks; i++) {
+		dsfs_tracker_free(s->ranks[i].guess);
 		dsfs_tracker_free(s->ranks[i].t);
+	}
 	free(s->ranks);
 }
 
@@ -629,8 +643,9 @@ static int rank_tracker(struct dsfs_sched *s, struct srank *r, bool detect,
 	uint64_t n = dsfs_layout_count(s->cfg.layout);
 	int err;
 
+	dsfs_tracker_free(r->guess);
 	dsfs_tracker_free(r->t);
-	r->t = NULL;
+	r->guess = r->t = NULL;
 	r->fetched = r->lead_from = r->lead_bytes = 0;
 	r->blocked = false;
 	err = dsfs_tracker_new(&s->sampler, n, r->rank, detect, epoch,
@@ -651,6 +666,7 @@ static int rank_tracker(struct dsfs_sched *s, struct srank *r, bool detect,
 static int ranks_init(struct dsfs_sched *s)
 {
 	const struct dsfs_plan_cfg *p = s->cfg.plan;
+	uint64_t n = dsfs_layout_count(s->cfg.layout);
 	uint32_t i;
 	int err;
 
@@ -668,6 +684,14 @@ static int ranks_init(struct dsfs_sched *s)
 		if (err)
 			return err;
 	}
+	/* Fetch from the mount on: the first candidate epoch's order until
+	 * the loader shows its epoch.  Without the guess, nothing is fetched
+	 * before its first opens (which the detection needs). */
+	if (p->epoch_auto && s->nranks == 1 &&
+	    dsfs_tracker_new(&s->sampler, n, s->ranks[0].rank, false,
+			     p->epoch, window_for(per_rank(p, n)),
+			     &s->ranks[0].guess))
+		s->ranks[0].guess = NULL; /* then detect first, as before */
 	return 0;
 }
 
@@ -848,10 +872,10 @@ static void publish_now_locked(struct dsfs_sched *s)
 	uint32_t i;
 
 	for (i = 0; i < s->nranks; i++) {
-		if (!s->ranks[i].t)
+		if (!plan_of(&s->ranks[i]))
 			continue;
-		dsfs_tracker_state(s->ranks[i].t, &st);
-		t = dsfs_tracker_time(s->ranks[i].t, st.low);
+		dsfs_tracker_state(plan_of(&s->ranks[i]), &st);
+		t = dsfs_tracker_time(plan_of(&s->ranks[i]), st.low);
 		if (t != DSFS_CACHE_NEVER)
 			t = t > NOW_SLACK ? t - NOW_SLACK : 0;
 		if (t < now)
@@ -867,9 +891,9 @@ static uint64_t next_use_locked(struct dsfs_sched *s, uint64_t idx)
 	uint32_t i;
 
 	for (i = 0; i < s->nranks; i++) {
-		if (!s->ranks[i].t)
+		if (!plan_of(&s->ranks[i]))
 			continue;
-		t = dsfs_tracker_next_use(s->ranks[i].t, idx);
+		t = dsfs_tracker_next_use(plan_of(&s->ranks[i]), idx);
 		if (t < when)
 			when = t;
 	}
@@ -977,6 +1001,26 @@ static void seek_access_locked(struct dsfs_sched *s, uint64_t idx)
 		pthread_cond_signal(&s->wake);
 }
 
+/*
+ * The guess sees the open too; it ends once the tracker it stands in for
+ * knows the epoch (the prefetch goes on from where it got if the epoch is
+ * the one guessed: rank_update_locked compares them) or lost the loader,
+ * or once the guess itself lost it (not at its epoch's start).
+ */
+static void guess_access_locked(struct srank *r, uint64_t idx,
+				const struct dsfs_tracker_state *now)
+{
+	struct dsfs_tracker_state g;
+
+	dsfs_tracker_access(r->guess, idx);
+	dsfs_tracker_state(r->guess, &g);
+	if (now->detected != DSFS_TRACKER_DETECTING ||
+	    g.detected == DSFS_TRACKER_LOST) {
+		dsfs_tracker_free(r->guess);
+		r->guess = NULL;
+	}
+}
+
 static void access_locked(struct dsfs_sched *s, uint64_t idx)
 {
 	struct srank *r = route_locked(s, idx);
@@ -992,6 +1036,8 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 	dsfs_tracker_state(r->t, &was);
 	got = dsfs_tracker_access(r->t, idx);
 	dsfs_tracker_state(r->t, &now);
+	if (r->guess)
+		guess_access_locked(r, idx, &now);
 	/* (A lost tracker's candidates moving on an epoch is no news.) */
 	if (now.detected != was.detected ||
 	    (now.epoch != was.epoch && now.detected != DSFS_TRACKER_DETECTING &&
