@@ -219,13 +219,14 @@ class Report:
                "still read from storage lost its page cache to another process's "
                "drop. Daemon peak: VmHWM plus hugetlb pages.")
         self.p()
-        self.p("Every C reader first lists its tree, untimed, the way a loader "
-               "indexes its samples (ImageFolder's os.walk: readdir only, no stat; "
-               "`shufread -S`), except passthrough_ll's, which would keep an fd per "
-               "listed file. On dsfs that listing is what tells the kernel of the "
-               "files, so that planned data can be pushed into its page cache. "
-               "Median listing time, cold: raw XFS %s s, dsfs with the plan %s s "
-               "(1 thread)." % (num(r.get("img", "raw-cold-t1", "scan_s"), "%.2f"),
+        self.p("Every C reader first lists its tree the way a loader indexes its "
+               "samples (ImageFolder's os.walk: readdir only, no stat; `shufread "
+               "-S`), and that listing counts in its time, as in a loader's first "
+               "epoch; passthrough_ll's reader does not list (it would keep an fd "
+               "per listed file). On dsfs the listing is what tells the kernel of "
+               "the files, so that planned data can be pushed into its page cache. "
+               "The listing's share, cold, 1 thread (median): raw XFS %s s, dsfs "
+               "with the plan %s s." % (num(r.get("img", "raw-cold-t1", "scan_s"), "%.2f"),
                                 num(r.get("img", "dsfs-cold-t1", "scan_s"), "%.2f")))
         self.p()
         self.p("Cache memory of the dsfs mounts in (1), (2) and the DataLoader runs: "

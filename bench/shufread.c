@@ -19,8 +19,9 @@
  *
  * With -S, DIR is first listed the way a loader indexes its samples
  * (torchvision's ImageFolder through os.walk): every directory read with
- * readdir, none of its files stat'ed.  The listing is not part of a round's
- * time; round 1's line gives it as scan_s.
+ * readdir, none of its files stat'ed.  Round 1's seconds (and rates) count
+ * the listing too, as a loader's first epoch does; its line gives the
+ * listing's share as scan_s.  The rate-limited job starts after it.
  *
  * With -R, the main thread stands for a GPU-bound job: it takes finished
  * files from a queue the workers fill (DEPTH files at most, default
@@ -436,7 +437,7 @@ static void run_round(unsigned rnd, const struct opts *o, size_t *order,
 {
 	struct round r = { .paths = collected.paths, .order = order,
 			   .n = collected.n, .lat = lat, .q = q };
-	double t0, end, secs, stall = 0, all = 0, window;
+	double t0, end, secs, total, stall = 0, all = 0, window;
 	pthread_t tids[MAX_THREADS];
 	uint64_t bytes;
 	unsigned t;
@@ -453,12 +454,14 @@ static void run_round(unsigned rnd, const struct opts *o, size_t *order,
 	if (!q)
 		end = now();
 	secs = end - t0;
+	/* A loader's first epoch starts with its listing. */
+	total = secs + (o->scan && rnd == 1 ? o->scan_s : 0);
 	bytes = atomic_load(&r.bytes);
 	printf("round=%u files=%zu bytes=%" PRIu64
 	       " seconds=%.3f files_per_s=%.1f MB_per_s=%.1f",
-	       rnd, collected.n, bytes, secs,
-	       secs > 0 ? (double)collected.n / secs : 0.0,
-	       secs > 0 ? (double)bytes / 1e6 / secs : 0.0);
+	       rnd, collected.n, bytes, total,
+	       total > 0 ? (double)collected.n / total : 0.0,
+	       total > 0 ? (double)bytes / 1e6 / total : 0.0);
 	print_latency(lat, collected.n);
 	if (o->scan && rnd == 1)
 		printf(" scan_s=%.3f scan_entries=%" PRIu64, o->scan_s,
@@ -484,7 +487,7 @@ static void usage(void)
 		"  -s SEED     shuffle seed; round R uses SEED+R (default 0)\n"
 		"  -l LIST     read LIST's paths (relative to DIR) in its order\n"
 		"  -r ROUNDS   passes over the whole file set (default 1)\n"
-		"  -S          list DIR first, as a loader indexing it does\n"
+		"  -S          list DIR first, as a loader indexing it does (timed)\n"
 		"  -R MBPS     a job consuming MBPS MB/s; report its stalls\n"
 		"  -q DEPTH    files read ahead of the job (default 2*THREADS)\n"
 		"  -w SECS     leave the first SECS out of stall_frac (default 1)\n",
