@@ -140,6 +140,10 @@ uint64_t dsfs_cache_now(const struct dsfs_cache *c);
  */
 void dsfs_cache_set_after(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 			  uint64_t after);
+/* Whether set_after was ever called on e: its bytes were pushed into the
+ * kernel's page cache once, so a read of them that reaches the daemon
+ * means the kernel dropped them.  Relaxed. */
+bool dsfs_cache_pushed(const struct dsfs_cache_entry *e);
 
 /*
  * Memory of an entry: capacity bytes (whole pages) in up to

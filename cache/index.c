@@ -347,10 +347,16 @@ uint64_t dsfs_cache_now(const struct dsfs_cache *c)
 void dsfs_cache_set_after(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 			  uint64_t after)
 {
+	__atomic_store_n(&e->pushed, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&c->policy);
 	if (e->when != DSFS_CACHE_NEVER)
 		e->after = after;
 	pthread_mutex_unlock(&c->policy);
+}
+
+bool dsfs_cache_pushed(const struct dsfs_cache_entry *e)
+{
+	return __atomic_load_n(&e->pushed, __ATOMIC_RELAXED);
 }
 
 unsigned dsfs_cache_iov(struct dsfs_cache *c, const struct dsfs_cache_entry *e,

@@ -113,11 +113,11 @@ void dsfs_sched_unhold(struct dsfs_fs *fs)
 	pthread_rwlock_unlock(&fs->plan_lock);
 }
 
-static void push_filled(void *arg, const struct dsfs_cache_key *k,
+static bool push_filled(void *arg, const struct dsfs_cache_key *k,
 			uint32_t len, uint64_t size, uint64_t when,
 			uint64_t after)
 {
-	dsfs_push_offer(arg, k, len, size, when, after);
+	return dsfs_push_offer(arg, k, len, size, when, after);
 }
 
 int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,

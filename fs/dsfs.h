@@ -114,7 +114,7 @@ struct dsfs_fs {
 struct dsfs_push;
 int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 		    struct dsfs_push **out);
-void dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
+bool dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 		     uint32_t len, uint64_t size, uint64_t when,
 		     uint64_t after);
 void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino);

@@ -20,6 +20,11 @@
  * chunk, at most 14 MiB): what it loses, like files only ever looked up by
  * name, is served from the cache by READs instead.
  *
+ * A read that reaches the daemon for a chunk once pushed means the kernel
+ * dropped it (fs/read.c): the plan then offers the chunks it finds cached
+ * too, until the loader's next epoch (dsfs_sched_repush), each only as
+ * the queue has room.
+ *
  * A chunk whose planned read came first (a loader level with the plan,
  * served by READ) is not pushed: the copy would be for nothing, and would
  * take the push's time from the chunks still ahead of the loader.  Its
@@ -376,7 +381,7 @@ int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 	return 0;
 }
 
-void dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
+bool dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 		     uint32_t len, uint64_t size, uint64_t when,
 		     uint64_t after)
 {
@@ -404,6 +409,7 @@ void dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 		dsfs_count(&p->fs->counters.push_skipped, 1);
 	else if (wake)
 		pthread_cond_signal(&p->wake);
+	return queued;
 }
 
 void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino)

@@ -509,6 +509,27 @@ static bool grew_past(struct dsfs_fs *fs, struct dsfs_inode *in, uint64_t pos)
 	return true;
 }
 
+/*
+ * A read of bytes once pushed into the kernel's page cache reached the
+ * daemon: the kernel dropped them (memory pressure, a drop of caches), so
+ * the plan pushes what it finds cached again (dsfs_sched_repush).
+ */
+static void note_dropped(struct dsfs_fs *fs, const struct piece *p,
+			 unsigned n)
+{
+	struct dsfs_sched *sched;
+	unsigned i;
+
+	for (i = 0; i < n && !(p[i].e && dsfs_cache_pushed(p[i].e)); i++)
+		;
+	if (i == n || !fs->push)
+		return;
+	sched = dsfs_sched_hold(fs);
+	if (sched)
+		dsfs_sched_repush(sched);
+	dsfs_sched_unhold(fs);
+}
+
 void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		  struct fuse_file_info *fi)
 {
@@ -555,6 +576,7 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			total += p[i].len;
 		}
 		fuse_reply_iov(req, iov, (int)niov);
+		note_dropped(fs, p, n);
 	}
 	account(fs, total, waited, t0, err);
 	pieces_release(fs, p, err ? n + 1 : n);

@@ -54,6 +54,8 @@ struct dsfs_sched {
 	pthread_t thread;
 	struct srank *ranks;		/* nranks; protected by lock */
 	uint32_t nranks;
+	bool repush;			/* see dsfs_sched_repush; written
+					   under lock, read relaxed too */
 	unsigned inflight;		/* reads submitted, not completed */
 	bool stop;
 	/* The thread waits on `wake` (idle), and for room among the reads
@@ -172,7 +174,7 @@ static int adopt_fd(void *arg, const struct dsfs_fdkey *key)
 static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 		       const struct dsfs_fdkey *key, int *fd, uint64_t size,
 		       uint64_t chunk, uint64_t when, uint64_t after,
-		       bool filled)
+		       bool filled, bool repush)
 {
 	struct dsfs_cache_key k = { key->dev, key->ino, chunk };
 	uint64_t start = chunk << DSFS_CHUNK_SHIFT;
@@ -185,8 +187,17 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 
 	err = dsfs_cache_get_at(s->cfg.cache, &k, len,
 				DSFS_CACHE_NOWAIT | DSFS_CACHE_FORCE, when, &e);
-	if (err == DSFS_CACHE_HIT)
+	if (err == DSFS_CACHE_HIT) {
+		/* Cached, and the kernel drops what it is given: again; if
+		 * that has no room now, wait for the loader as for the cache
+		 * (the lead walked again would otherwise overflow it). */
+		if (repush && filled && s->cfg.filled &&
+		    dsfs_cache_len(e) == len &&
+		    !s->cfg.filled(s->cfg.filled_arg, &k, len, size,
+				   dsfs_cache_when(e), after))
+			err = -ENOSPC;
 		dsfs_cache_unpin(s->cfg.cache, e);
+	}
 	if (err != DSFS_CACHE_FILL)
 		return err == -ENOSPC ? err : 0; /* cached or being fetched */
 	f = malloc(sizeof(*f));
@@ -221,6 +232,7 @@ struct pick {
 	struct srank *r;
 	uint64_t pos, idx, when, size, epoch;
 	uint64_t after;		/* dsfs_tracker_use_after */
+	bool repush;		/* s->repush when picked */
 };
 
 /*
@@ -316,7 +328,8 @@ static int fetch_sample(struct dsfs_sched *s, struct batch *b,
 		size = (uint64_t)o->st.st_size;
 		for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
 			err = fetch_chunk(s, b, &key, &o->fd, size, c,
-					  pk->when, pk->after, filled);
+					  pk->when, pk->after, filled,
+					  pk->repush);
 	}
 	opened_close(o);
 	return err;
@@ -385,6 +398,8 @@ static bool rank_update_locked(struct dsfs_sched *s, struct srank *r)
 		if (st.epoch != r->epoch + 1 || st.starts != r->starts)
 			r->fetched = 0;
 		r->epoch = st.epoch;
+		/* a new epoch: the kernel may keep it */
+		__atomic_store_n(&s->repush, false, __ATOMIC_RELAXED);
 		r->starts = st.starts;
 		recount = true;
 	}
@@ -426,7 +441,7 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 			continue;
 		*pk = (struct pick){ r, r->fetched, idx, when,
 				     dsfs_layout_size(s->cfg.layout, idx),
-				     r->epoch, 0 };
+				     r->epoch, 0, s->repush };
 	}
 	if (!pk->r)
 		return false;
@@ -1075,6 +1090,28 @@ uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 	when = next_use_locked(s, idx);
 	pthread_mutex_unlock(&s->lock);
 	return when;
+}
+
+void dsfs_sched_repush(struct dsfs_sched *s)
+{
+	uint32_t i;
+
+	/* Relaxed: the common case, already set, takes no lock. */
+	if (__atomic_load_n(&s->repush, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (!s->repush) {
+		__atomic_store_n(&s->repush, true, __ATOMIC_RELAXED);
+		/* Walk each lead again from the loader's place: what it holds
+		 * was found cached, and not handed on, or handed on and
+		 * dropped by the kernel since. */
+		for (i = 0; i < s->nranks; i++) {
+			s->ranks[i].fetched = s->ranks[i].lead_from;
+			s->ranks[i].lead_bytes = 0;
+		}
+		pthread_cond_signal(&s->wake);
+	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq, uint64_t within)

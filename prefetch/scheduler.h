@@ -69,9 +69,9 @@ struct dsfs_sched_cfg {
 	 * read is served without the daemon.  Not called for every
 	 * DSFS_SCHED_SENTINEL-th position of a rank's order, whose reads must
 	 * still reach the daemon to show the loader's place (fs/push.c).
-	 * NULL: never.
+	 * false: no room to take it now.  NULL: never.
 	 */
-	void (*filled)(void *arg, const struct dsfs_cache_key *k, uint32_t len,
+	bool (*filled)(void *arg, const struct dsfs_cache_key *k, uint32_t len,
 		       uint64_t size, uint64_t when, uint64_t after);
 	void *filled_arg;
 };
@@ -126,6 +126,13 @@ bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq, uint64_t within);
  * No report may be under way on s meanwhile.
  */
 uint64_t dsfs_sched_reports(const struct dsfs_sched *s);
+/*
+ * The kernel dropped pages that were pushed into its page cache (a read of
+ * them reached the daemon): until the loader's next epoch, chunks the plan
+ * finds cached are handed to cfg.filled too, from the loader's place on.
+ * Any thread; takes s->lock.
+ */
+void dsfs_sched_repush(struct dsfs_sched *s);
 void dsfs_sched_number_from(struct dsfs_sched *s, uint64_t n);
 void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st);
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-push: with a plan, fetched files of a listed tree are pushed into the kernel's page cache (every chunk of every sample but each eighth; fetched before the listing: once listed), read back byte for byte without reaching the daemon, dropped when the backing file changes; push=off sends every read to the daemon.
+# t-push: with a plan, fetched files of a listed tree are pushed into the kernel's page cache (every chunk of every sample but each eighth; fetched before the listing: once listed), read back byte for byte without reaching the daemon, dropped when the backing file changes; pushed again from the cache once the kernel dropped pushed pages; push=off sends every read to the daemon.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -58,11 +58,12 @@ wait_for() {
 	fail "still not true after 20 s: $1"
 }
 
-# check_order: read every file in plan order through the mount, each
-# compared byte for byte with its backing file; the page caches are not
-# dropped (the pushed pages are what is read).
+# check_order [ORDER]: read every file in plan order (epoch 0's, or
+# $WORK/ORDER's) through the mount, each compared byte for byte with its
+# backing file; the page caches are not dropped (the pushed pages are what
+# is read).
 check_order() {
-	/usr/bin/python3 - "$SRC/train" "$MNT/train" "$WORK/order" <<'PYEOF'
+	/usr/bin/python3 - "$SRC/train" "$MNT/train" "$WORK/${1:-order}" <<'PYEOF'
 import sys
 src, mnt, order = sys.argv[1:]
 bad = 0
@@ -122,6 +123,27 @@ say "$pushes chunks pushed of $want after the listing"
 ((pushes == want)) || fail "pushed $pushes chunks after the listing, expected $want"
 check_order || fail "bytes differ after a push on listing"
 check_reads "parked, pushed when listed"
+unmount_dsfs "$MNT"
+
+say "the kernel dropped pushed pages: what the plan finds cached is pushed again"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+mount_dsfs "$SRC" "$MNT" -o cache_size=64M
+find "$MNT/train" -type f >/dev/null
+ctl "$PLAN"
+wait_for '$(stat_of prefetch_bytes) == total'
+wait_for '$(stat_of pushes) + $(stat_of push_skipped) >= want'
+check_order || fail "bytes differ after push"
+sync
+echo 3 >/proc/sys/vm/drop_caches # pages, dentries and inodes
+find "$MNT/train" -type f >/dev/null
+"$DSFS" --print-plan "$SRC" -o "${PLAN/epoch=0/epoch=1}" >"$WORK/order1"
+read0=$(stat_of read_bytes) pushes0=$(stat_of pushes)
+check_order order1 || fail "bytes differ in epoch 1"
+bytes=$(($(stat_of read_bytes) - read0)) pushes=$(($(stat_of pushes) - pushes0))
+say "epoch 1, every byte cached: $bytes of $total bytes by READ, $pushes chunks pushed again"
+# Without pushing again, every byte comes by READ.
+((bytes <= total / 2)) || fail "epoch 1: $bytes bytes came by READ: cached data not pushed again"
 unmount_dsfs "$MNT"
 
 say "push=off: the same reads all reach the daemon"
