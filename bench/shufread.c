@@ -481,13 +481,13 @@ static void run_round(unsigned rnd, const struct opts *o, size_t *order,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: shufread [-t THREADS] [-s SEED | -l LIST] [-r ROUNDS] [-S]\n"
-		"                [-R MBPS [-q DEPTH] [-w SECS]] DIR\n"
+		"usage: shufread [-t THREADS] [-s SEED | -l LIST] [-r ROUNDS]\n"
+		"                [-S] [-R MBPS [-q DEPTH] [-w SECS]] DIR\n"
 		"  -t THREADS  reader threads, 1 to %d (default 1)\n"
 		"  -s SEED     shuffle seed; round R uses SEED+R (default 0)\n"
 		"  -l LIST     read LIST's paths (relative to DIR) in its order\n"
 		"  -r ROUNDS   passes over the whole file set (default 1)\n"
-		"  -S          list DIR first, as a loader indexing it does (timed)\n"
+		"  -S          list DIR first, as a loader does (timed)\n"
 		"  -R MBPS     a job consuming MBPS MB/s; report its stalls\n"
 		"  -q DEPTH    files read ahead of the job (default 2*THREADS)\n"
 		"  -w SECS     leave the first SECS out of stall_frac (default 1)\n",
@@ -583,7 +583,8 @@ int main(int argc, char **argv)
 	parse_opts(argc, argv, &o);
 	if (o.scan) {
 		double t0 = now();
-		int dfd = open(argv[optind], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int dfd = open(argv[optind],
+			       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 		if (dfd < 0) {
 			fprintf(stderr, "shufread: %s: %s\n", argv[optind],

@@ -106,8 +106,8 @@ static void fetch_done(void *arg, int result)
 	dsfs_cache_fill_done(s->cfg.cache, f->e, result);
 	dsfs_cache_unpin(s->cfg.cache, f->e);
 	if (f->filled && result == (int)f->len)
-		s->cfg.filled(s->cfg.filled_arg, &f->k, f->len, f->size, f->when,
-			      f->after);
+		s->cfg.filled(s->cfg.filled_arg, &f->k, f->len, f->size,
+			      f->when, f->after);
 	if (result > 0)
 		__atomic_add_fetch(&s->prefetch_bytes, (uint64_t)result,
 				   __ATOMIC_RELAXED);

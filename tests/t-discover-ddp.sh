@@ -19,7 +19,10 @@ total=$(make_imagefolder "$SRC/train" 16 256 20)
 # The local ranks read half the data set each epoch, a different half every
 # epoch; the cache holds half of that: only prefetching in the right order
 # makes hits.  hugepages=off: leave the huge page pool to t-cache.sh.
-PLAN="cache_size=$((total / 4 >> 20))M,hugepages=off,layout=imagefolder,dataset=train,seed=discover,world=$WORLD,ranks=${RANKS[0]}-${RANKS[-1]},discover_threads=2"
+# push=off: the hit rate counts the daemon's reads, so every read must
+# reach it (a chunk pushed again after the drop of caches, racing the
+# loader's lookup, would be read from the kernel's page cache).
+PLAN="cache_size=$((total / 4 >> 20))M,hugepages=off,push=off,layout=imagefolder,dataset=train,seed=discover,world=$WORLD,ranks=${RANKS[0]}-${RANKS[-1]},discover_threads=2"
 
 # range_of S: discover_range for the seeds within 2^18 of S, in [0, 2^32].
 range_of() {
