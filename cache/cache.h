@@ -128,7 +128,6 @@ int dsfs_cache_get_at(struct dsfs_cache *c, const struct dsfs_cache_key *k,
  * Relaxed; any thread.
  */
 void dsfs_cache_set_now(struct dsfs_cache *c, uint64_t now);
-uint64_t dsfs_cache_now(const struct dsfs_cache *c);
 
 /*
  * The planned use of pinned entry e will be served without the cache (its

@@ -339,11 +339,6 @@ void dsfs_cache_set_now(struct dsfs_cache *c, uint64_t now)
 	__atomic_store_n(&c->now, now, __ATOMIC_RELAXED);
 }
 
-uint64_t dsfs_cache_now(const struct dsfs_cache *c)
-{
-	return __atomic_load_n(&c->now, __ATOMIC_RELAXED);
-}
-
 void dsfs_cache_set_after(struct dsfs_cache *c, struct dsfs_cache_entry *e,
 			  uint64_t after)
 {

@@ -211,9 +211,7 @@ static enum pushed push_one(struct dsfs_push *p, const struct item *it)
 	 * (see the file comment); the writev of the push is a full barrier
 	 * itself. */
 	gen = __atomic_load_n(&fs->fresh_gen, __ATOMIC_SEQ_CST);
-	/* Late (the loader has read past it): the copy would only take the
-	 * push's time from chunks still ahead of the loader. */
-	if ((gen & 1) || it->when < dsfs_cache_now(fs->cache)) {
+	if (gen & 1) {
 		dsfs_count(&fs->counters.push_skipped, 1);
 		return PUSH_DONE;
 	}
@@ -235,8 +233,8 @@ static enum pushed push_one(struct dsfs_push *p, const struct item *it)
 		goto out;
 	}
 	if (dsfs_cache_when(e) != it->when) {
-		/* late too: its planned read came (by READ, which gave the
-		 * entry its next use), or a later plan fetched it again */
+		/* late: its planned read came (by READ, which gave the entry
+		 * its next use), or a later plan fetched it again */
 		dsfs_count(&fs->counters.push_skipped, 1);
 	} else if (dsfs_cache_len(e) == it->len &&
 		   !dsfs_cache_verify(fs->cache, e)) {

@@ -510,21 +510,27 @@ static bool grew_past(struct dsfs_fs *fs, struct dsfs_inode *in, uint64_t pos)
 }
 
 /*
- * A read of bytes once pushed into the kernel's page cache reached the
- * daemon: the kernel dropped them (memory pressure, a drop of caches), so
- * the plan pushes what it finds cached again (dsfs_sched_repush).
+ * Whether this read, about to be answered, is of bytes once pushed into
+ * the kernel's page cache: then the kernel dropped them (memory pressure,
+ * a drop of caches).  Asked before the reply: a push of the same pages
+ * waits for this read's page locks, and must not count.
  */
-static void note_dropped(struct dsfs_fs *fs, const struct piece *p,
-			 unsigned n)
+static bool pushed_before(const struct dsfs_fs *fs, const struct piece *p,
+			  unsigned n)
 {
-	struct dsfs_sched *sched;
 	unsigned i;
 
-	for (i = 0; i < n && !(p[i].e && dsfs_cache_pushed(p[i].e)); i++)
-		;
-	if (i == n || !fs->push)
-		return;
-	sched = dsfs_sched_hold(fs);
+	for (i = 0; fs->push && i < n; i++)
+		if (p[i].e && dsfs_cache_pushed(p[i].e))
+			return true;
+	return false;
+}
+
+/* The plan pushes what it finds cached again (dsfs_sched_repush). */
+static void note_dropped(struct dsfs_fs *fs)
+{
+	struct dsfs_sched *sched = dsfs_sched_hold(fs);
+
 	if (sched)
 		dsfs_sched_repush(sched);
 	dsfs_sched_unhold(fs);
@@ -539,7 +545,7 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	uint64_t pos, t0 = now_ns();
 	struct piece p[MAX_CHUNKS_PER_READ] = { { 0 } };
 	struct iovec iov[MAX_CHUNKS_PER_READ * DSFS_CACHE_MAX_RUNS];
-	bool waited = false, missed = false;
+	bool waited = false, missed = false, dropped;
 	unsigned n = 0, niov = 0, i;
 	size_t total = 0;
 	int err;
@@ -575,8 +581,10 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			}
 			total += p[i].len;
 		}
+		dropped = pushed_before(fs, p, n);
 		fuse_reply_iov(req, iov, (int)niov);
-		note_dropped(fs, p, n);
+		if (dropped)
+			note_dropped(fs);
 	}
 	account(fs, total, waited, t0, err);
 	pieces_release(fs, p, err ? n + 1 : n);

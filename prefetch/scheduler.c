@@ -884,13 +884,14 @@ static void publish_now_locked(struct dsfs_sched *s)
 {
 	uint64_t now = DSFS_CACHE_NEVER, t;
 	struct dsfs_tracker_state st;
+	struct dsfs_tracker *tr;
 	uint32_t i;
 
 	for (i = 0; i < s->nranks; i++) {
-		if (!plan_of(&s->ranks[i]))
+		if (!(tr = plan_of(&s->ranks[i])))
 			continue;
-		dsfs_tracker_state(plan_of(&s->ranks[i]), &st);
-		t = dsfs_tracker_time(plan_of(&s->ranks[i]), st.low);
+		dsfs_tracker_state(tr, &st);
+		t = dsfs_tracker_time(tr, st.low);
 		if (t != DSFS_CACHE_NEVER)
 			t = t > NOW_SLACK ? t - NOW_SLACK : 0;
 		if (t < now)
@@ -903,12 +904,13 @@ static void publish_now_locked(struct dsfs_sched *s)
 static uint64_t next_use_locked(struct dsfs_sched *s, uint64_t idx)
 {
 	uint64_t when = DSFS_CACHE_NEVER, t;
+	struct dsfs_tracker *tr;
 	uint32_t i;
 
 	for (i = 0; i < s->nranks; i++) {
-		if (!plan_of(&s->ranks[i]))
+		if (!(tr = plan_of(&s->ranks[i])))
 			continue;
-		t = dsfs_tracker_next_use(plan_of(&s->ranks[i]), idx);
+		t = dsfs_tracker_next_use(tr, idx);
 		if (t < when)
 			when = t;
 	}
