@@ -30,10 +30,11 @@
 struct srank {
 	struct dsfs_tracker *t;	/* NULL until the epoch is known (a group
 				   detects through the first rank's) */
-	/* While t detects the epoch (one rank, epoch=auto): a tracker
-	 * configured at the first candidate epoch, which the prefetch
+	/* While the group detects the epoch (epoch=auto): a tracker of this
+	 * rank configured at the first candidate epoch, which the prefetch
 	 * follows meanwhile (a job that starts fresh starts there), fed the
-	 * same opens; dropped once t knows, or once it loses the loader. */
+	 * opens its order claims; dropped once the group's tracker knows or
+	 * has lost the loader, or once the guess loses it. */
 	struct dsfs_tracker *guess;
 	uint32_t rank;
 	uint64_t epoch;		/* tracker epoch `fetched` counts in */
@@ -407,7 +408,10 @@ static bool rank_update_locked(struct dsfs_sched *s, struct srank *r)
 	 * (dsfs_tracker_next_use): compute it as soon as this epoch is
 	 * followed, the first one included.  O(1) once made. */
 	dsfs_tracker_prepare_next(t);
-	lead_move_locked(s, r, st.low, recount);
+	/* A guess's lead stays where it began: until the epoch is known, the
+	 * prefetch fetches at most one lead, which a wrong guess wastes. */
+	if (!r->guess)
+		lead_move_locked(s, r, st.low, recount);
 	return true;
 }
 
@@ -699,14 +703,17 @@ static int ranks_init(struct dsfs_sched *s)
 		if (err)
 			return err;
 	}
-	/* Fetch from the mount on: the first candidate epoch's order until
-	 * the loader shows its epoch.  Without the guess, nothing is fetched
-	 * before its first opens (which the detection needs). */
-	if (p->epoch_auto && s->nranks == 1 &&
-	    dsfs_tracker_new(&s->sampler, n, s->ranks[0].rank, false,
-			     p->epoch, window_for(per_rank(p, n)),
-			     &s->ranks[0].guess))
-		s->ranks[0].guess = NULL; /* then detect first, as before */
+	/* Fetch from the mount on: each rank's order in the first candidate
+	 * epoch until the loaders show their epoch.  Without the guesses,
+	 * nothing is fetched before the first opens (which the detection
+	 * needs); a rank whose guess cannot be made detects first. */
+	for (i = 0; p->epoch_auto && i < s->nranks; i++) {
+		if (dsfs_tracker_new(&s->sampler, n, s->ranks[i].rank, false,
+				     p->epoch, window_for(per_rank(p, n)),
+				     &s->ranks[i].guess))
+			s->ranks[i].guess = NULL;
+		s->ranks[i].epoch = p->epoch;
+	}
 	return 0;
 }
 
@@ -842,10 +849,18 @@ static struct srank *route_locked(struct dsfs_sched *s, uint64_t idx)
 	return best;
 }
 
+/* Forget where a wrong guess's prefetch got. */
+static void guess_drop_locked(struct srank *r)
+{
+	r->fetched = r->lead_from = r->lead_bytes = 0;
+	r->blocked = false;
+}
+
 /*
  * The first rank detected the group's epoch (or found the group again at
  * an epoch's start): give the other ranks new trackers of that epoch and
- * the accesses the detection collected that are theirs.  O(ranks * n).
+ * the accesses the detection collected that are theirs, and end the
+ * guesses (each rank keeps the lead of a right one).  O(ranks * n).
  * Called with s->lock held.
  */
 static void group_detected_locked(struct dsfs_sched *s)
@@ -855,13 +870,31 @@ static void group_detected_locked(struct dsfs_sched *s)
 	uint32_t i, k, ngot;
 
 	dsfs_tracker_state(s->ranks[0].t, &st);
-	s->ranks[0].epoch = st.epoch;
-	for (i = 1; i < s->nranks; i++) {
-		if (rank_tracker(s, &s->ranks[i], false, st.epoch))
+	for (i = 0; i < s->nranks; i++) {
+		struct srank *r = &s->ranks[i], was = *r;
+		/* A guess of this epoch fetched this rank's order: its lead
+		 * stands.  Another epoch's is left to go first. */
+		bool right = r->guess && r->epoch == st.epoch;
+
+		if (i == 0) {
+			if (r->guess && !right)
+				guess_drop_locked(r);
+			dsfs_tracker_free(r->guess);
+			r->guess = NULL;
+			r->epoch = st.epoch;
+			continue;
+		}
+		if (rank_tracker(s, r, false, st.epoch)) {
 			dsfs_warn("plan: rank %u: cannot follow epoch %llu",
-				  s->ranks[i].rank, (unsigned long long)st.epoch);
-		else
-			dsfs_tracker_set_detected(s->ranks[i].t);
+				  r->rank, (unsigned long long)st.epoch);
+			continue;
+		}
+		dsfs_tracker_set_detected(r->t);
+		if (right) {
+			r->fetched = was.fetched;
+			r->lead_from = was.lead_from;
+			r->lead_bytes = was.lead_bytes;
+		}
 	}
 	/* Each index is one rank's in an epoch: its tracker alone places it. */
 	ngot = dsfs_tracker_collected(s->ranks[0].t, &got);
@@ -1019,22 +1052,50 @@ static void seek_access_locked(struct dsfs_sched *s, uint64_t idx)
 }
 
 /*
- * The guess sees the open too; it ends once the tracker it stands in for
- * knows the epoch (the prefetch goes on from where it got if the epoch is
- * the one guessed: rank_update_locked compares them) or lost the loader,
- * or once the guess itself lost it (not at its epoch's start).
+ * The guesses see the open too: the one whose order claims it most (one
+ * rank's, as each file is in one rank's share of an epoch).  A guess ends
+ * once the group's tracker (the first rank's) knows the epoch (the
+ * prefetch goes on from where it got if the epoch is the one guessed:
+ * rank_update_locked and group_detected_locked compare them) or has lost
+ * the loader, or once the guess itself lost it (not at its epoch's start).
+ * O(ranks).  Called with s->lock held.
  */
-static void guess_access_locked(struct srank *r, uint64_t idx,
-				const struct dsfs_tracker_state *now)
+static void guesses_access_locked(struct dsfs_sched *s, uint64_t idx)
 {
-	struct dsfs_tracker_state g;
+	struct dsfs_tracker_state group, g;
+	struct srank *best = NULL;
+	int claim, top = DSFS_CLAIM_NONE;
+	uint32_t i;
+	bool detecting = true, asked = false;
 
-	dsfs_tracker_access(r->guess, idx);
-	dsfs_tracker_state(r->guess, &g);
-	if (now->detected != DSFS_TRACKER_DETECTING ||
-	    g.detected == DSFS_TRACKER_LOST) {
-		dsfs_tracker_free(r->guess);
-		r->guess = NULL;
+	for (i = 0; i < s->nranks; i++) {
+		struct srank *r = &s->ranks[i];
+
+		if (!r->guess)
+			continue;
+		if (!asked) { /* only while some rank guesses */
+			dsfs_tracker_state(s->ranks[0].t, &group);
+			detecting = group.detected == DSFS_TRACKER_DETECTING;
+			asked = true;
+		}
+		if (!detecting) {
+			dsfs_tracker_free(r->guess);
+			r->guess = NULL;
+			continue;
+		}
+		claim = dsfs_tracker_claim(r->guess, idx);
+		if (claim > top) {
+			top = claim;
+			best = r;
+		}
+	}
+	if (!best)
+		return;
+	dsfs_tracker_access(best->guess, idx);
+	dsfs_tracker_state(best->guess, &g);
+	if (g.detected == DSFS_TRACKER_LOST) {
+		dsfs_tracker_free(best->guess);
+		best->guess = NULL;
 	}
 }
 
@@ -1053,8 +1114,6 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 	dsfs_tracker_state(r->t, &was);
 	got = dsfs_tracker_access(r->t, idx);
 	dsfs_tracker_state(r->t, &now);
-	if (r->guess)
-		guess_access_locked(r, idx, &now);
 	/* (A lost tracker's candidates moving on an epoch is no news.) */
 	if (now.detected != was.detected ||
 	    (now.epoch != was.epoch && now.detected != DSFS_TRACKER_DETECTING &&
@@ -1062,6 +1121,7 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 		log_change_locked(s, r, &was, &now);
 	if (got == DSFS_TRACK_DETECTED && s->nranks > 1)
 		group_detected_locked(s);
+	guesses_access_locked(s, idx);
 	publish_now_locked(s);
 	if (wake_worth_locked(s))
 		pthread_cond_signal(&s->wake);
@@ -1140,10 +1200,9 @@ static void rank_stats_locked(struct dsfs_sched *s, struct srank *r,
 	memset(rs, 0, sizeof(*rs));
 	rs->rank = r->rank;
 	rs->track.detected = DSFS_TRACKER_DETECTING;
-	if (!r->t)
-		return;
-	dsfs_tracker_state(r->t, &rs->track);
-	if (rank_update_locked(s, r)) {
+	if (r->t)
+		dsfs_tracker_state(r->t, &rs->track);
+	if (rank_update_locked(s, r)) { /* the guess's lead while it guesses */
 		rs->lead_bytes = r->lead_bytes;
 		rs->lead_items = r->fetched - r->lead_from;
 	}

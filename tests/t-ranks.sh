@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-ranks: DistributedSampler ranks sharing one mount (ranks=A-B, epoch=auto, starting at set_epoch(5)) are all prefetched, and so is the same job run again on the mount; two "nodes" (world=4, ranks 0-1 and 2-3) mounting one source each read from the volume only their ranks' share.
+# t-ranks: DistributedSampler ranks sharing one mount (ranks=A-B, epoch=auto, starting at set_epoch(5)) are all prefetched, and so is the same job run again on the mount; two "nodes" (world=4, ranks 0-1 and 2-3) mounting one source each read from the volume only their ranks' share; a fresh job's ranks (epoch 0) are all fetched from the mount on, before their first open.
 #
 # DSFS_TEST_LOCAL_RANKS=1 runs one rank per mount (ranks=0-0; 0-0 and 2-2)
 # instead of two, e.g. to tell a fault in following several local ranks
@@ -54,15 +54,17 @@ sum_read() {
 say "(a) ranks 0-$((LOCAL - 1)) of world 2 on one mount, epochs 5 and 6 of ~$((total >> 20)) MiB"
 MNT="$WORK/mnt"
 mkdir "$MNT"
+# The local ranks' loaders on $MNT, and their outputs for sum_read.
+on_mnt=() outs=()
+for ((r = 0; r < LOCAL; r++)); do
+	on_mnt+=("$MNT:$r")
+	outs+=("$r.out")
+done
 # hugepages=off: leave the huge page pool to t-cache.sh, which may run
 # alongside.  The cache holds half the data: only prefetching in the right
 # order makes hits.
 mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total / 2 >> 20))M,hugepages=off,$PLAN,world=2,ranks=0-$((LOCAL - 1))"
-args=()
-for ((r = 0; r < LOCAL; r++)); do args+=("$MNT:$r"); done
-run_loaders a 5 6 2 "${args[@]}"
-outs=()
-for ((r = 0; r < LOCAL; r++)); do outs+=("$r.out"); done
+run_loaders a 5 6 2 "${on_mnt[@]}"
 check_plan_stats "$MNT" 6 "$(sum_read a "${outs[@]}")" ||
 	failed+=("(a): the ranks' orders were not followed")
 # The ranks found their epoch together: each says so, and the log names
@@ -78,7 +80,7 @@ fi
 # The same job run again on the mount (set_epoch(5) again): the ranks are
 # lost at its first opens, found again at epoch 5's start, and followed.
 say "(a) the same job again on the same mount"
-run_loaders a2 5 6 2 "${args[@]}"
+run_loaders a2 5 6 2 "${on_mnt[@]}"
 "$DSFS_STATS" --json "$MNT" >"$WORK/stats2.json" || fail "dsfs-stats --json"
 states=$("$PY" -c 'import json, sys; print(" ".join("%s@%d" % (r["detected"], r["epoch"]) for r in json.load(open(sys.argv[1]))["plan"]["ranks"]))' "$WORK/stats2.json")
 say "(a) after the second job: $states"
@@ -94,11 +96,14 @@ unmount_dsfs "$MNT"
 # - at least every distinct byte its loaders read (exact: the mount's cache
 #   starts empty and the epoch reads each of those files; the page caches
 #   are dropped first, and backing_read_bytes counts the daemon's reads);
-# - at most that plus 10% of the data set: a daemon that follows its ranks
-#   fetches ahead of them at most its lead (cache_size/2 = 1/16 of the data
-#   set here), past the end of the epoch too.  One that prefetches the whole
-#   data set, or every rank's order, reads about all of it (twice the share
-#   of two ranks, four times that of one) and fails.
+# - at most that plus two leads (cache_size/2 = 1/16 of the data set here)
+#   and 1/16 for reads in flight: a daemon that follows its ranks fetches
+#   ahead of them at most its lead, past the end of the epoch too, and with
+#   epoch=auto it fetches one lead of the ranks' epoch 0 orders (the guess)
+#   from the mount on, until the loaders' opens show epoch 5 (dsfs(8)).
+#   One that prefetches the whole data set, or every rank's order, reads
+#   about all of it (twice the share of two ranks, four times that of one)
+#   and fails.
 say "(b) two nodes of world 4 on one source, $LOCAL rank(s) each, epoch 5"
 args=()
 for n in 0 1; do
@@ -119,7 +124,7 @@ paths = set()
 for name in sys.argv[4:]:
     paths.update(line.rstrip("\n") for line in open(name))
 share = sum(os.stat(os.path.join(src, p)).st_size for p in paths)
-got, most = d["backing_read_bytes"], share + total // 10
+got, most = d["backing_read_bytes"], share + 3 * total // 16
 print("%s: backing reads %d bytes (%.1f%% of the data set); its ranks' share %d "
       "(%.1f%%), at most %d; hits %.1f%%"
       % (d["mountpoint"], got, 100 * got / total, share, 100 * share / total,
@@ -133,4 +138,27 @@ PYEOF
 done
 unmount_dsfs "$WORK/node1"
 unmount_dsfs "$WORK/node0"
+
+# (c) A job starting afresh, at epoch 0, on a mount with epoch=auto: each
+# local rank's order of epoch 0 is fetched from the mount on, before any
+# open, and the loaders are followed from there.
+say "(c) a fresh job: every local rank's epoch 0 fetched before its first open"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total / 2 >> 20))M,hugepages=off,$PLAN,world=2,ranks=0-$((LOCAL - 1))"
+# "OPENS LEAD0 LEAD1 ...": the opens so far, each rank's lead in bytes.
+leads() {
+	"$DSFS_STATS" --json "$MNT" >"$WORK/stats0.json" || fail "dsfs-stats --json"
+	"$PY" -c 'import json, sys; p = json.load(open(sys.argv[1]))["plan"]; print(p["accesses"], *(r["lead_bytes"] for r in p["ranks"]))' "$WORK/stats0.json"
+}
+for ((i = 0; i < 100; i++)); do
+	l=$(leads)
+	[[ " ${l#* } " == *" 0 "* ]] || break
+	sleep 0.1
+done
+say "(c) before any open: opens, then each rank's lead in bytes: $l"
+[[ $l == "0 "* && " ${l#* } " != *" 0 "* ]] ||
+	failed+=("(c): not every rank's order was fetched before the first open: $l")
+run_loaders c 0 0 2 "${on_mnt[@]}"
+check_plan_stats "$MNT" 0 "$(sum_read c "${outs[@]}")" ||
+	failed+=("(c): the ranks' epoch 0 was not followed")
+unmount_dsfs "$MNT"
 ((${#failed[@]} == 0)) || fail "${failed[*]}"
