@@ -122,6 +122,35 @@ reader() {
 		"storage_bytes=$(($(storage_bytes) - s0))" $extra
 }
 
+# ranks_run CONFIG ROOT: the C readers of ranks 0 and 1 (the orders in
+# $WORK/ranks.r0 and .r1, 2 threads each, listing ROOT first) at once over
+# ROOT.  Records the files both read, the seconds until both are done, and
+# with a FUSE daemon mounted the daemon's CPU seconds and READs.
+ranks_run() {
+	local t0 s0 c0 r pids=() files=0 f extra=
+
+	s0=$(storage_bytes)
+	[[ -z $FUSE_PID ]] || c0=$(cpu_seconds "$FUSE_PID")
+	t0=$EPOCHREALTIME
+	for r in 0 1; do
+		"$SHUFREAD" $SCAN -t 2 -l "$WORK/ranks.r$r" "$2" >"$WORK/ranks.$1.$r" &
+		pids+=($!)
+	done
+	for r in 0 1; do
+		wait "${pids[r]}" || fail "shufread of rank $r failed (ranks $1)"
+		f=$(grep -o 'files=[0-9]*' "$WORK/ranks.$1.$r") ||
+			fail "shufread of rank $r printed no files= (ranks $1)"
+		files=$((files + ${f#files=}))
+	done
+	if [[ -n $FUSE_PID ]]; then
+		extra="daemon_cpu_s=$(awk -v a="$c0" -v b="$(cpu_seconds "$FUSE_PID")" \
+			'BEGIN { printf "%.2f", b - a }') reads=$(dsfs_stat reads)"
+	fi
+	record ranks "$1" "files=$files" "$(awk -v a="$t0" -v b="$EPOCHREALTIME" \
+		-v n="$files" 'BEGIN { printf "seconds=%.3f files_per_s=%.1f", b - a, n / (b - a) }')" \
+		"storage_bytes=$(($(storage_bytes) - s0))" $extra
+}
+
 # cold_reader ...: reader after dropping the page caches.
 cold_reader() {
 	drop_caches

@@ -255,6 +255,31 @@ class Report:
                "size/rate seconds on each; a stall is time it waits on an empty queue.")
         self.p()
 
+    def ranks(self):
+        r, rows = self.r, []
+        base = r.get("ranks", "raw", "files_per_s")
+        for name, c in (("raw XFS cold", "raw"), ("dsfs cold, seed plan", "dsfs")):
+            fps = r.get("ranks", c, "files_per_s")
+            rows.append([name, num(fps), num(ratio(fps, base), "%.2fx"),
+                         num(r.get("ranks", c, "seconds"), "%.2f"),
+                         num(scaled(r.get("ranks", c, "storage_bytes"), MB))] +
+                        (["", ""] if c == "raw" else
+                         [num(r.get("ranks", c, "reads")),
+                          num(r.get("ranks", c, "daemon_cpu_s"), "%.2f")]))
+        self.p("## (1) read by two DistributedSampler ranks of one node")
+        self.p()
+        self.p(table(["configuration", "files/s", "vs raw XFS", "seconds",
+                      "storage MB read", "READs", "daemon CPU s"], rows))
+        self.p()
+        self.p("A job of world 2 starting afresh: ranks 0 and 1 at once, each listing "
+               "the tree and reading its half of (1) in its DistributedSampler order "
+               "of epoch 0, with 2 threads, cold.  One dsfs mount follows both "
+               "(`world=2,ranks=0-1`, epoch=auto: it fetches each rank's epoch 0 from "
+               "the mount on, until their opens show the epoch).  files/s: the files "
+               "both read over the time until both are done; READs: the read requests "
+               "that reached the daemon (a file pushed into the page cache needs none).")
+        self.p()
+
     def shards(self):
         r, rows = self.r, []
         base = r.get("shards", "raw-cold", "MB_per_s")
@@ -518,7 +543,7 @@ class Report:
         """The header, the targets, then the sections they are taken from."""
         self.header()
         head, self.out = self.out, []
-        for section in (self.storage, self.imagenet, self.rate, self.shards,
+        for section in (self.storage, self.imagenet, self.rate, self.ranks, self.shards,
                         self.big, self.scale, self.loader, self.timing):
             section()
         body, self.out = self.out, []
