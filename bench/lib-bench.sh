@@ -91,6 +91,12 @@ peak_kib() {
 		"/proc/$1/status"
 }
 
+# daemon_cpu_since C0: the FUSE daemon's CPU seconds since it had used C0
+# (cpu_seconds $FUSE_PID).
+daemon_cpu_since() {
+	awk -v a="$1" -v b="$(cpu_seconds "$FUSE_PID")" 'BEGIN { printf "%.2f", b - a }'
+}
+
 # in_cgroup CMD...: run CMD in memory cgroup $CGROUP, if one is set.
 in_cgroup() {
 	if [[ -n $CGROUP ]]; then
@@ -115,8 +121,7 @@ reader() {
 	out=$(in_cgroup "$SHUFREAD" $SCAN -l "$list" "$@" "$root") ||
 		fail "shufread $* $root failed ($set $cfg)"
 	if [[ -n $FUSE_PID ]]; then
-		extra="daemon_cpu_s=$(awk -v a="$c0" -v b="$(cpu_seconds "$FUSE_PID")" \
-			'BEGIN { printf "%.2f", b - a }') daemon_peak_kib=$(peak_kib "$FUSE_PID")"
+		extra="daemon_cpu_s=$(daemon_cpu_since "$c0") daemon_peak_kib=$(peak_kib "$FUSE_PID")"
 	fi
 	record "$set" "$cfg" "${out#round=1 }" \
 		"storage_bytes=$(($(storage_bytes) - s0))" $extra
@@ -143,8 +148,7 @@ ranks_run() {
 		files=$((files + ${f#files=}))
 	done
 	if [[ -n $FUSE_PID ]]; then
-		extra="daemon_cpu_s=$(awk -v a="$c0" -v b="$(cpu_seconds "$FUSE_PID")" \
-			'BEGIN { printf "%.2f", b - a }') reads=$(dsfs_stat reads)"
+		extra="daemon_cpu_s=$(daemon_cpu_since "$c0") reads=$(dsfs_stat reads)"
 	fi
 	record ranks "$1" "files=$files" "$(awk -v a="$t0" -v b="$EPOCHREALTIME" \
 		-v n="$files" 'BEGIN { printf "seconds=%.3f files_per_s=%.1f", b - a, n / (b - a) }')" \

@@ -849,13 +849,6 @@ static struct srank *route_locked(struct dsfs_sched *s, uint64_t idx)
 	return best;
 }
 
-/* Forget where a wrong guess's prefetch got. */
-static void guess_drop_locked(struct srank *r)
-{
-	r->fetched = r->lead_from = r->lead_bytes = 0;
-	r->blocked = false;
-}
-
 /*
  * The first rank detected the group's epoch (or found the group again at
  * an epoch's start): give the other ranks new trackers of that epoch and
@@ -873,27 +866,28 @@ static void group_detected_locked(struct dsfs_sched *s)
 	for (i = 0; i < s->nranks; i++) {
 		struct srank *r = &s->ranks[i], was = *r;
 		/* A guess of this epoch fetched this rank's order: its lead
-		 * stands.  Another epoch's is left to go first. */
-		bool right = r->guess && r->epoch == st.epoch;
+		 * stands.  Another epoch's is forgotten (its entries, stale
+		 * under the plan time, go first). */
+		bool right = was.guess && was.epoch == st.epoch;
 
-		if (i == 0) {
-			if (r->guess && !right)
-				guess_drop_locked(r);
-			dsfs_tracker_free(r->guess);
-			r->guess = NULL;
-			r->epoch = st.epoch;
-			continue;
+		if (i > 0) { /* a new tracker (rank_tracker ends the guess) */
+			if (rank_tracker(s, r, false, st.epoch)) {
+				dsfs_warn("plan: rank %u: cannot follow epoch %llu",
+					  r->rank, (unsigned long long)st.epoch);
+				continue;
+			}
+			dsfs_tracker_set_detected(r->t);
 		}
-		if (rank_tracker(s, r, false, st.epoch)) {
-			dsfs_warn("plan: rank %u: cannot follow epoch %llu",
-				  r->rank, (unsigned long long)st.epoch);
-			continue;
-		}
-		dsfs_tracker_set_detected(r->t);
+		dsfs_tracker_free(r->guess);
+		r->guess = NULL;
+		r->epoch = st.epoch;
 		if (right) {
 			r->fetched = was.fetched;
 			r->lead_from = was.lead_from;
 			r->lead_bytes = was.lead_bytes;
+		} else if (was.guess) {
+			r->fetched = r->lead_from = r->lead_bytes = 0;
+			r->blocked = false;
 		}
 	}
 	/* Each index is one rank's in an epoch: its tracker alone places it. */
@@ -1060,25 +1054,20 @@ static void seek_access_locked(struct dsfs_sched *s, uint64_t idx)
  * the loader, or once the guess itself lost it (not at its epoch's start).
  * O(ranks).  Called with s->lock held.
  */
-static void guesses_access_locked(struct dsfs_sched *s, uint64_t idx)
+static void guesses_access_locked(struct dsfs_sched *s, uint64_t idx,
+				  const struct dsfs_tracker_state *group)
 {
-	struct dsfs_tracker_state group, g;
+	struct dsfs_tracker_state g;
 	struct srank *best = NULL;
 	int claim, top = DSFS_CLAIM_NONE;
 	uint32_t i;
-	bool detecting = true, asked = false;
 
 	for (i = 0; i < s->nranks; i++) {
 		struct srank *r = &s->ranks[i];
 
 		if (!r->guess)
 			continue;
-		if (!asked) { /* only while some rank guesses */
-			dsfs_tracker_state(s->ranks[0].t, &group);
-			detecting = group.detected == DSFS_TRACKER_DETECTING;
-			asked = true;
-		}
-		if (!detecting) {
+		if (group->detected != DSFS_TRACKER_DETECTING) {
 			dsfs_tracker_free(r->guess);
 			r->guess = NULL;
 			continue;
@@ -1121,7 +1110,9 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 		log_change_locked(s, r, &was, &now);
 	if (got == DSFS_TRACK_DETECTED && s->nranks > 1)
 		group_detected_locked(s);
-	guesses_access_locked(s, idx);
+	/* While a guess is left, only the first rank has a tracker (the
+	 * group's, which took this open): `now` is the group's state. */
+	guesses_access_locked(s, idx, &now);
 	publish_now_locked(s);
 	if (wake_worth_locked(s))
 		pthread_cond_signal(&s->wake);
