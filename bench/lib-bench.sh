@@ -66,6 +66,17 @@ busy_seconds() {
 		printf "%.2f\n", ($2 + $3 + $4 + $7 + $8) / hz; exit }' /proc/stat
 }
 
+# busy_since B0: the seconds the CPUs have been busy since busy_seconds
+# gave B0.
+busy_since() {
+	awk -v a="$1" -v b="$(busy_seconds)" 'BEGIN { printf "%.2f", b - a }'
+}
+
+# seconds_since T0: the seconds since $EPOCHREALTIME was T0.
+seconds_since() {
+	awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'
+}
+
 # fetch_run SET CONFIG PLAN BYTES: the machine's CPU time for dsfs at $MNT
 # (mounted without a plan) to fetch BYTES into its cache with no reader,
 # from the command that gives it PLAN; records busy_s and seconds.
@@ -79,9 +90,7 @@ fetch_run() {
 		((SECONDS < deadline)) || fail "$1 $2: fetched $got of $4 bytes in 300 s"
 		sleep 0.02
 	done
-	record "$1" "$2" "busy_s=$(awk -v a="$c0" -v b="$(busy_seconds)" \
-		'BEGIN { printf "%.2f", b - a }')" "seconds=$(awk -v a="$t0" \
-		-v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')" "bytes=$got"
+	record "$1" "$2" "busy_s=$(busy_since "$c0")" "seconds=$(seconds_since "$t0")" "bytes=$got"
 }
 
 # peak_kib PID: the peak resident set (VmHWM) plus the hugetlb pages the
@@ -109,14 +118,18 @@ in_cgroup() {
 # reader SET CONFIG ROOT LIST [shufread options...]: one run of the C reader
 # over LIST (paths relative to ROOT, in that order), in $CGROUP if set,
 # after listing ROOT untimed unless SCAN is empty (scan_s=).
-# Records its figures, the bytes read from storage during the run and, with
-# a FUSE daemon mounted ($FUSE_PID), the daemon's CPU seconds during the run
-# and its peak memory so far.
+# Records its figures, the bytes read from storage, the seconds the
+# machine's CPUs were busy during the run and the run's wall time (the
+# reader's start-up included) and, with a FUSE daemon mounted
+# ($FUSE_PID), the daemon's CPU seconds during the run and its peak memory
+# so far.
 reader() {
-	local set=$1 cfg=$2 root=$3 list=$4 out s0 c0 extra=
+	local set=$1 cfg=$2 root=$3 list=$4 out s0 b0 c0 t0 extra=
 
 	shift 4
 	s0=$(storage_bytes)
+	b0=$(busy_seconds)
+	t0=$EPOCHREALTIME
 	[[ -z $FUSE_PID ]] || c0=$(cpu_seconds "$FUSE_PID")
 	out=$(in_cgroup "$SHUFREAD" $SCAN -l "$list" "$@" "$root") ||
 		fail "shufread $* $root failed ($set $cfg)"
@@ -124,7 +137,8 @@ reader() {
 		extra="daemon_cpu_s=$(daemon_cpu_since "$c0") daemon_peak_kib=$(peak_kib "$FUSE_PID")"
 	fi
 	record "$set" "$cfg" "${out#round=1 }" \
-		"storage_bytes=$(($(storage_bytes) - s0))" $extra
+		"storage_bytes=$(($(storage_bytes) - s0))" "busy_s=$(busy_since "$b0")" \
+		"wall_s=$(seconds_since "$t0")" $extra
 }
 
 # ranks_run CONFIG ROOT: the C readers of ranks 0 and 1 (the orders in
@@ -181,8 +195,7 @@ mount_dsfs_at() {
 	mount_dsfs "$VOL" "$MNT" -o "$PAGES,$1${BENCH_DSFS_OPTS:+,$BENCH_DSFS_OPTS}"
 	ls "$MNT" >/dev/null || fail "ls $MNT after mounting"
 	FUSE_PID=${DSFS_PID[$MNT]}
-	[[ -z ${2:-} ]] || record mount "$2" "startup_s=$(awk -v a="$t0" \
-		-v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')"
+	[[ -z ${2:-} ]] || record mount "$2" "startup_s=$(seconds_since "$t0")"
 }
 
 # pool_reserve BYTES: at least BYTES of free 2 MiB pages in the kernel's
@@ -237,17 +250,19 @@ dsfs_stat() {
 
 # fio_run CONFIG DEPTH: O_DIRECT random 128 KiB reads at queue depth DEPTH
 # over the shard files for $FIO_SECS seconds (io_uring); records MB/s,
-# IOPS and the mean completion latency.  Terse v3 fields: 7 read KiB/s,
-# 8 read IOPS, 16 mean completion latency (microseconds).
+# IOPS, the mean completion latency, the bytes read and the seconds the
+# CPUs were busy.  Terse v3 fields: 6 read KiB, 7 read KiB/s, 8 read IOPS,
+# 16 mean completion latency (microseconds).
 fio_run() {
-	local out
+	local out b0
 
+	b0=$(busy_seconds)
 	out=$(fio --name="qd$2" --filename="$FIO_FILES" --rw=randread --bs=128k \
 		--direct=1 --ioengine=io_uring --iodepth="$2" --runtime="$FIO_SECS" \
 		--time_based --readonly --output-format=terse --terse-version=3) ||
 		fail "fio at queue depth $2 failed"
-	record storage "$1" "$(awk -F';' '{ printf "MB_per_s=%.1f iops=%.0f lat_mean_us=%.0f", \
-		$7 * 1.024 / 1000, $8, $16 }' <<<"$out")"
+	record storage "$1" "$(awk -F';' '{ printf "MB_per_s=%.1f iops=%.0f lat_mean_us=%.0f bytes=%.0f", \
+		$7 * 1.024 / 1000, $8, $16, $6 * 1024 }' <<<"$out")" "busy_s=$(busy_since "$b0")"
 }
 
 # cg_make NAME BYTES: a v1 memory cgroup limited to BYTES, in CG[NAME]
