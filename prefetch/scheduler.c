@@ -34,7 +34,9 @@ struct srank {
 	 * rank configured at the first candidate epoch, which the prefetch
 	 * follows meanwhile (a job that starts fresh starts there), fed the
 	 * opens its order claims; dropped once the group's tracker knows or
-	 * has lost the loader, or once the guess loses it. */
+	 * has lost the loader, or once the guess loses it; made the rank's
+	 * tracker when the guesses placed the opens the group's could not
+	 * (guesses_right_locked). */
 	struct dsfs_tracker *guess;
 	uint32_t rank;
 	uint64_t epoch;		/* tracker epoch `fetched` counts in */
@@ -622,13 +624,20 @@ static void *sched_thread(void *arg)
 
 /*
  * How far out of order the loader's opens may arrive: DataLoader workers
- * keep about num_workers * prefetch_factor batches in flight.  1024 covers
- * common settings; small datasets get less, so that a missed access (a read
- * the kernel served itself) holds the low-water mark back only briefly.
+ * open the files of about num_workers batches at once (each worker its
+ * own), so an open lags the furthest one by up to num_workers *
+ * batch_size positions (3 workers of 16 lagged by 30 to 50).  1024 covers
+ * common settings.  An epoch of fewer than 8192 samples gets an eighth of
+ * it: so that chance cannot place a wrong order's opens (more than half of
+ * them miss), nor match the start of a candidate epoch when the loader is
+ * lost (tracker.c takes only candidates of 4 (32 + 8 + W) positions or
+ * more: from 320 samples on), and so that a missed access (a read the
+ * kernel served itself) holds the low-water mark back for at most a
+ * quarter of the epoch.
  */
 static uint32_t window_for(uint64_t n)
 {
-	uint64_t w = n / 16;
+	uint64_t w = n / 8;
 
 	return w < 16 ? 16 : w > 1024 ? 1024 : (uint32_t)w;
 }
@@ -1046,16 +1055,12 @@ static void seek_access_locked(struct dsfs_sched *s, uint64_t idx)
 }
 
 /*
- * The guesses see the open too: the one whose order claims it most (one
- * rank's, as each file is in one rank's share of an epoch).  A guess ends
- * once the group's tracker (the first rank's) knows the epoch (the
- * prefetch goes on from where it got if the epoch is the one guessed:
- * rank_update_locked and group_detected_locked compare them) or has lost
- * the loader, or once the guess itself lost it (not at its epoch's start).
+ * The guesses see every open made while the group's tracker detects: the
+ * guess whose order claims it most takes it (one rank's, as each file is
+ * in one rank's share of an epoch).  A guess that lost the loader ends.
  * O(ranks).  Called with s->lock held.
  */
-static void guesses_access_locked(struct dsfs_sched *s, uint64_t idx,
-				  const struct dsfs_tracker_state *group)
+static void guesses_access_locked(struct dsfs_sched *s, uint64_t idx)
 {
 	struct dsfs_tracker_state g;
 	struct srank *best = NULL;
@@ -1067,11 +1072,6 @@ static void guesses_access_locked(struct dsfs_sched *s, uint64_t idx,
 
 		if (!r->guess)
 			continue;
-		if (group->detected != DSFS_TRACKER_DETECTING) {
-			dsfs_tracker_free(r->guess);
-			r->guess = NULL;
-			continue;
-		}
 		claim = dsfs_tracker_claim(r->guess, idx);
 		if (claim > top) {
 			top = claim;
@@ -1088,10 +1088,66 @@ static void guesses_access_locked(struct dsfs_sched *s, uint64_t idx,
 	}
 }
 
+/*
+ * Whether the guesses followed the loaders through the opens the group's
+ * detection took (`opens` of them) although the detection found no epoch:
+ * every rank still guesses, and the guesses placed all but an eighth of
+ * the opens in their orders.  Their prefetch pushes the files it fetched
+ * into the page cache, whose reads never reach dsfs but for every
+ * DSFS_SCHED_SENTINEL-th sample: the opens the daemon sees then lie
+ * spread over eight times as many positions, past what the detection
+ * allows (the 32 opens and the window: in an epoch of a few thousand
+ * samples, an eighth of it), while each guess follows them as it follows
+ * a loader.  A loader at another epoch is placed by chance at most half
+ * the time.  O(ranks).  Called with s->lock held.
+ */
+static bool guesses_right_locked(struct dsfs_sched *s, uint64_t opens)
+{
+	struct dsfs_tracker_state g;
+	uint64_t placed = 0;
+	uint32_t i;
+
+	for (i = 0; i < s->nranks; i++) {
+		if (!s->ranks[i].guess)
+			return false;
+		dsfs_tracker_state(s->ranks[i].guess, &g);
+		placed += g.accesses - g.mispredictions;
+	}
+	return opens > 0 && placed >= opens - opens / 8;
+}
+
+/* The guesses were right (guesses_right_locked): each becomes its rank's
+ * tracker, reporting its epoch as detected, and the lead it fetched
+ * stands.  Called with s->lock held. */
+static void guesses_promote_locked(struct dsfs_sched *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nranks; i++) {
+		struct srank *r = &s->ranks[i];
+
+		dsfs_tracker_free(r->t);
+		r->t = r->guess;
+		r->guess = NULL;
+		dsfs_tracker_set_detected(r->t);
+	}
+}
+
+static void guesses_end_locked(struct dsfs_sched *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nranks; i++) {
+		dsfs_tracker_free(s->ranks[i].guess);
+		s->ranks[i].guess = NULL;
+	}
+}
+
 static void access_locked(struct dsfs_sched *s, uint64_t idx)
 {
 	struct srank *r = route_locked(s, idx);
 	struct dsfs_tracker_state was, now;
+	bool promoted = false;
 	int got;
 
 	if (s->seek && !s->discovered) {
@@ -1103,16 +1159,32 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 	dsfs_tracker_state(r->t, &was);
 	got = dsfs_tracker_access(r->t, idx);
 	dsfs_tracker_state(r->t, &now);
+	/* While a guess is left, only the first rank has a tracker: the
+	 * group's, which took this open. */
+	if (was.detected == DSFS_TRACKER_DETECTING) {
+		guesses_access_locked(s, idx);
+		if (now.detected == DSFS_TRACKER_LOST &&
+		    guesses_right_locked(s, now.accesses)) {
+			guesses_promote_locked(s);
+			promoted = true;
+			r = &s->ranks[0];
+			dsfs_tracker_state(r->t, &now);
+			now.accesses = was.accesses + 1; /* logged: the group's */
+		} else if (now.detected != DSFS_TRACKER_DETECTING &&
+			   !(got == DSFS_TRACK_DETECTED && s->nranks > 1)) {
+			/* Known (one rank: rank_update_locked keeps a right
+			 * guess's lead) or lost.  A group's detection ends
+			 * them in group_detected_locked. */
+			guesses_end_locked(s);
+		}
+	}
 	/* (A lost tracker's candidates moving on an epoch is no news.) */
 	if (now.detected != was.detected ||
 	    (now.epoch != was.epoch && now.detected != DSFS_TRACKER_DETECTING &&
 	     now.detected != DSFS_TRACKER_LOST))
 		log_change_locked(s, r, &was, &now);
-	if (got == DSFS_TRACK_DETECTED && s->nranks > 1)
+	if (got == DSFS_TRACK_DETECTED && s->nranks > 1 && !promoted)
 		group_detected_locked(s);
-	/* While a guess is left, only the first rank has a tracker (the
-	 * group's, which took this open): `now` is the group's state. */
-	guesses_access_locked(s, idx, &now);
 	publish_now_locked(s);
 	if (wake_worth_locked(s))
 		pthread_cond_signal(&s->wake);

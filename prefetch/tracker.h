@@ -82,8 +82,8 @@ struct dsfs_tracker;
 /*
  * A tracker of rank `rank`'s loader (ignored unless s is torch-distributed)
  * over n samples, ordered as s orders them (copied: s need not outlive it).
- * window: how far out of order accesses may arrive (DataLoader: about
- * num_workers * prefetch_factor * batch_size); 0 means
+ * window: how far out of order accesses may arrive (DataLoader: an open
+ * lags the furthest one by up to about num_workers * batch_size); 0 means
  * DSFS_TRACKER_WINDOW_DEFAULT.  epoch_auto false: follow epoch `epoch`
  * from its start.  epoch_auto true: detect the epoch from the first accesses
  * (candidates `epoch`, epoch + 1, ...; see dsfs_tracker_access()).

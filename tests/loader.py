@@ -3,12 +3,12 @@
 
 Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
-           [--batch-size B] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
+           [--batch-size B] [--workers N] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
            [--stats MNT FILE]
 
 torchvision.datasets.ImageFolder(ROOT) with a loader that returns the file's
-bytes (no decoding), in a torch DataLoader with num_workers=2 and a collate
+bytes (no decoding), in a torch DataLoader with num_workers=N (2) and a collate
 that keeps the bytes, for epochs FIRST..LAST:
 - torch-random: shuffle=True, generator=torch.Generator().manual_seed(S).
   The generator advances every epoch, so epoch E's order exists only after
@@ -47,10 +47,14 @@ import hashlib
 import os
 import sys
 import time
+import warnings
 
 import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 from torchvision.datasets import ImageFolder
+
+# More workers than CPUs is what a test of many workers asks for.
+warnings.filterwarnings("ignore", message="This DataLoader will create")
 
 BARRIER_TIMEOUT = 300  # seconds: a peer that died must not hang the test
 
@@ -124,6 +128,7 @@ def parse_args():
     ap.add_argument("--world", type=int, default=1)
     ap.add_argument("--rank", type=int, default=0)
     ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--sleep-ms", type=float, default=0)
     drop = ap.add_mutually_exclusive_group()
     drop.add_argument("--drop-caches", action="store_true")
@@ -194,7 +199,7 @@ def find_seed(a):
 
 def make_loader(a, ds):
     """The DataLoader and, for distributed, its sampler (for set_epoch)."""
-    common = dict(batch_size=a.batch_size, num_workers=2, collate_fn=keep)
+    common = dict(batch_size=a.batch_size, num_workers=a.workers, collate_fn=keep)
     if a.mode == "unseeded":
         start_unseeded(a.seed)
         return DataLoader(ds, shuffle=True, **common), None

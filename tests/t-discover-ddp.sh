@@ -12,9 +12,10 @@ make_volume 1024
 SRC="$VOL/src"
 mkdir "$SRC"
 # 4096 files, ~80 MiB: a rank reads 1024 an epoch, so its tracker's window
-# (1/16 of that: 64 positions) spans the batches of 16 that its two workers
-# have in flight.  With 800 files (window 16) the workers, drifted apart while
-# the first epoch is read unprefetched, outrun it and the rank is lost.
+# (1/8 of that: 128 positions) spans the batches of 16 that its two workers
+# have in flight.  With 800 files and a window of 1/16 (16 positions, as
+# dsfs once had) the workers, drifted apart while the first epoch is read
+# unprefetched, outran it and the rank was lost.
 total=$(make_imagefolder "$SRC/train" 16 256 20)
 # The local ranks read half the data set each epoch, a different half every
 # epoch; the cache holds half of that: only prefetching in the right order
