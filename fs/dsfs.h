@@ -52,7 +52,8 @@ struct dsfs_opts {
 	bool stats_public;	/* stats readable by every user */
 	struct dsfs_plan_opts plan_opts; /* plan option strings as given */
 	struct dsfs_plan_cfg plan;	/* ... checked */
-	int print_plan;		/* --print-plan: print an epoch's order */
+	int print_plan;		/* --print-plan: print an epoch's order, a path
+				   a line (1) or followed by '\0' (2) */
 	bool foreground;
 	bool debug;
 	/* raw strings as given, validated by dsfs_opts_parse() */

@@ -404,7 +404,7 @@ out_session:
 	return ret;
 }
 
-/* dsfs --print-plan SOURCE -o ...: the predicted order of one epoch. */
+/* dsfs --print-plan[0] SOURCE -o ...: the predicted order of one epoch. */
 static int print_plan(struct dsfs_fs *fs)
 {
 	const struct dsfs_plan_cfg *p = &fs->opts.plan;
@@ -417,7 +417,8 @@ static int print_plan(struct dsfs_fs *fs)
 			strerror(errno));
 		return 1;
 	}
-	err = dsfs_plan_print(p, fs->root_fd, p->epoch, p->rank_first, stdout,
+	err = dsfs_plan_print(p, fs->root_fd, p->epoch, p->rank_first,
+			      fs->opts.print_plan == 2 ? '\0' : '\n', stdout,
 			      why, sizeof(why));
 	if (!err && fflush(stdout))
 		err = -errno;

@@ -60,6 +60,7 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	{ "sampler_generator",
 	  offsetof(struct dsfs_opts, plan_opts.sampler_generator), 1 },
 	{ "--print-plan", offsetof(struct dsfs_opts, print_plan), 1 },
+	{ "--print-plan0", offsetof(struct dsfs_opts, print_plan), 2 },
 	FUSE_OPT_KEY("-f", KEY_FOREGROUND),
 	FUSE_OPT_KEY("-d", KEY_DEBUG),
 	FUSE_OPT_KEY("debug", KEY_DEBUG),
@@ -84,7 +85,7 @@ static const struct fuse_opt dsfs_opt_table[] = {
 static void usage(const char *prog)
 {
 	printf("usage: %s SOURCE MOUNTPOINT [-o opt[,opt...]] [-f] [-d]\n"
-	       "       %s --print-plan SOURCE -o sampler=...[,opt...]\n"
+	       "       %s --print-plan[0] SOURCE -o sampler=...[,opt...]\n"
 	       "\n"
 	       "Mirror the directory SOURCE read-only at MOUNTPOINT.\n"
 	       "\n"
@@ -148,6 +149,8 @@ static void usage(const char *prog)
 	       "    --print-plan           print the read order of one epoch (epoch=N,\n"
 	       "                           rank=R) for SOURCE and exit: dsfs\n"
 	       "                           --print-plan SOURCE -o OPTIONS\n"
+	       "    --print-plan0          the same, each path followed by a NUL\n"
+	       "                           byte (names may hold newlines)\n"
 	       "    Change the plan of a mounted dsfs with dsfs-stats --set, e.g.\n"
 	       "    dsfs-stats --set seed=7,epoch=3 MOUNTPOINT (dsfs(8), PLAN CONTROL)\n"
 	       "\n"
@@ -509,10 +512,11 @@ static int once_in(const char *list, const char **seen, size_t *nseen,
 }
 
 /* dsfs's options given twice are refused (which one would win is a
- * surprise either way), in "-o A,B" and "-oA,B" forms alike. */
+ * surprise either way), in "-o A,B" and "-oA,B" forms alike, and so is a
+ * second --print-plan or --print-plan0. */
 static int refuse_duplicates(int argc, char **argv)
 {
-	const char *seen[256];
+	const char *seen[256], *print = NULL;
 	size_t nseen = 0;
 	char why[512];
 	int i;
@@ -520,6 +524,15 @@ static int refuse_duplicates(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		const char *list = NULL;
 
+		if (!strcmp(argv[i], "--print-plan") ||
+		    !strcmp(argv[i], "--print-plan0")) {
+			if (print) {
+				fprintf(stderr, "dsfs: %s, then %s: give one of --print-plan and --print-plan0, once\n",
+					print, argv[i]);
+				return -1;
+			}
+			print = argv[i];
+		}
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			list = argv[++i];
 		else if (!strncmp(argv[i], "-o", 2))

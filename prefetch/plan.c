@@ -424,8 +424,8 @@ int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 }
 
 int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
-		    uint64_t epoch, uint32_t rank, FILE *out, char *why,
-		    size_t whylen)
+		    uint64_t epoch, uint32_t rank, char end, FILE *out,
+		    char *why, size_t whylen)
 {
 	struct dsfs_layout *layout = NULL;
 	uint32_t *order = NULL;
@@ -449,7 +449,8 @@ int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 				 (unsigned long long)n, strerror(-err));
 	}
 	for (i = 0; !err && i < count; i++)
-		if (fprintf(out, "%s\n", dsfs_layout_path(layout, order[i])) < 0)
+		if (fputs(dsfs_layout_path(layout, order[i]), out) < 0 ||
+		    putc(end, out) == EOF)
 			err = -EIO;
 	free(order);
 	dsfs_layout_free(layout);

@@ -78,7 +78,8 @@ char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *cfg);
 
 /*
  * Print the read order of epoch `epoch` for rank `rank` (ignored unless
- * distributed), one path relative to the dataset directory per line.
+ * distributed): each path relative to the dataset directory followed by
+ * `end` ('\n', or '\0' for names that may hold newlines).
  * root_fd: SOURCE.  O(samples); 0 or -errno with a reason in why.
  */
 /* Lists cfg's samples (dsfs_layout_build, or _quick): 0 and *out, or
@@ -87,7 +88,7 @@ char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *cfg);
 int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 		     struct dsfs_layout **out, char *why, size_t whylen);
 int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
-		    uint64_t epoch, uint32_t rank, FILE *out, char *why,
-		    size_t whylen);
+		    uint64_t epoch, uint32_t rank, char end, FILE *out,
+		    char *why, size_t whylen);
 
 #endif

@@ -128,6 +128,8 @@ for opt in hugepages= numa= stats= sampler= layout= dataset= list=; do
 done
 bad "drop_last given twice" "$SRC" "$MNT" \
 	-o sampler=torch-distributed,seed=1,world=2,drop_last,drop_last
+bad "give one of --print-plan and --print-plan0" --print-plan --print-plan0 \
+	"$SRC" -o sampler=sequential
 
 # Hostile list files (layout=list): refused, naming the line.
 mkdir "$SRC/ds"

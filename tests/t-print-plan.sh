@@ -84,3 +84,25 @@ while IFS=$'\t' read -r args want; do
 done <"$WORK/expected"
 ((cases >= 54)) || fail "only $cases cases ran (python produced too few)"
 say "$cases orders equal to the real libraries"
+
+# --print-plan0: a name holding a newline (ImageFolder lists it like any
+# other), each path ended by a NUL byte; split there, the order is torch's.
+mkdir -p "$WORK/nl/train/c"
+for f in a $'b\nc' d $'e\n'; do
+	printf x >"$WORK/nl/train/c/$f.jpg"
+done
+want=$("$PY" - "$WORK/nl/train" <<'PYEOF'
+import sys, torch
+from torch.utils.data import DataLoader
+from torchvision.datasets import ImageFolder
+root = sys.argv[1]
+paths = [p[len(root) + 1:] for p, _ in ImageFolder(root, loader=lambda p: p).samples]
+g = torch.Generator(); g.manual_seed(9)
+order = [int(i) for i in DataLoader(range(len(paths)), batch_size=None, shuffle=True, generator=g)]
+print(repr([paths[i] for i in order]))
+PYEOF
+)
+got=$("$DSFS" --print-plan0 "$WORK/nl" -o dataset=train,sampler=torch-random,seed=9 |
+	"$PY" -c 'import sys; print(repr(sys.stdin.buffer.read().decode().split("\0")[:-1]))')
+[[ $got == "$want" ]] || fail "--print-plan0: got $got, want $want"
+say "--print-plan0: $got"
