@@ -62,7 +62,8 @@ def serve(a, line):
         if warm:
             sys.exit("loader-serve.py: unknown word %r" % " ".join(warm))
         loader.drop_caches()
-    opts = argparse.Namespace(mode="torch-random", seed=a.seed, batch_size=a.batch_size)
+    opts = argparse.Namespace(mode="torch-random", seed=a.seed, batch_size=a.batch_size,
+                              workers=2)
     ds = loader.Indexed(ImageFolder(root, loader=loader.read_bytes))
     dl, _ = loader.make_loader(opts, ds)
     for e in range(int(epochs)):
