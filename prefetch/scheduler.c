@@ -624,20 +624,21 @@ static void *sched_thread(void *arg)
 
 /*
  * How far out of order the loader's opens may arrive: DataLoader workers
- * open the files of about num_workers batches at once (each worker its
- * own), so an open lags the furthest one by up to num_workers *
- * batch_size positions (3 workers of 16 lagged by 30 to 50).  1024 covers
- * common settings.  An epoch of fewer than 8192 samples gets an eighth of
- * it: so that chance cannot place a wrong order's opens (more than half of
- * them miss), nor match the start of a candidate epoch when the loader is
- * lost (tracker.c takes only candidates of 4 (32 + 8 + W) positions or
- * more: from 320 samples on), and so that a missed access (a read the
- * kernel served itself) holds the low-water mark back for at most a
- * quarter of the epoch.
+ * open the files of up to num_workers * prefetch_factor batches in turn,
+ * each worker its own, and the loader takes them in order: an open lags
+ * the furthest one by up to about num_workers * prefetch_factor *
+ * batch_size positions, when a worker stalls.  1024 covers
+ * common settings.  An epoch of fewer than 4096 samples gets a quarter of
+ * it (3 workers of 16 with prefetch_factor 2 may lag by 96, more than the
+ * 82 behind that an eighth of a 334-sample rank allows): so that chance cannot place a wrong order's opens (half
+ * of them miss, once the loader is a window into the epoch), nor the
+ * detection take one epoch for another, and so that a missed access (a
+ * read the kernel served itself) holds the low-water mark back for at
+ * most half the epoch.
  */
 static uint32_t window_for(uint64_t n)
 {
-	uint64_t w = n / 8;
+	uint64_t w = n / 4;
 
 	return w < 16 ? 16 : w > 1024 ? 1024 : (uint32_t)w;
 }

@@ -374,10 +374,22 @@ static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 
 /* Recovery while lost: candidate epochs' starts (see tracker.h). */
 
-/* Positions of a candidate's start that a test accepts. */
+/*
+ * Positions of a candidate's start that a test accepts: the collection and
+ * the window, but no more window than an eighth of the rank's epoch (the
+ * scheduler gives a small epoch a quarter: a candidate must be 4 times the
+ * limit, so that chance cannot match it, and then epochs of 320 samples
+ * and more still have candidates).
+ */
 static uint64_t recover_limit(const struct dsfs_tracker *t)
 {
-	return DSFS_TRACKER_DETECT_SAMPLES + RECOVER_EVERY + t->window;
+	uint64_t per = t->n, w = t->window;
+
+	if (t->cfg.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED)
+		per = (t->n + t->cfg.world - 1) / t->cfg.world;
+	if (w > per / 8)
+		w = per / 8;
+	return DSFS_TRACKER_DETECT_SAMPLES + RECOVER_EVERY + w;
 }
 
 static int pentry_cmp(const void *a, const void *b)

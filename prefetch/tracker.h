@@ -83,7 +83,8 @@ struct dsfs_tracker;
  * A tracker of rank `rank`'s loader (ignored unless s is torch-distributed)
  * over n samples, ordered as s orders them (copied: s need not outlive it).
  * window: how far out of order accesses may arrive (DataLoader: an open
- * lags the furthest one by up to about num_workers * batch_size); 0 means
+ * lags the furthest one by up to about num_workers * prefetch_factor *
+ * batch_size); 0 means
  * DSFS_TRACKER_WINDOW_DEFAULT.  epoch_auto false: follow epoch `epoch`
  * from its start.  epoch_auto true: detect the epoch from the first accesses
  * (candidates `epoch`, epoch + 1, ...; see dsfs_tracker_access()).
@@ -161,8 +162,9 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * kept).  That access returns NEXT_EPOCH, or DETECTED when a group's
  * candidate matched or detection had found none before.  While lost, the
  * candidates move on an epoch per count accesses, as the loader does.
- * Candidates need count >= 4 (collected + 8 + W) so that chance cannot
- * match them.
+ * Candidates need count >= 4 (collected + 8 + W') so that chance cannot
+ * match them, W' being W or, when less, an eighth of this rank's samples
+ * (from 320 samples on, whatever W).
  *
  * Detecting (epoch_auto): returns DETECTING while it collects up to
  * DSFS_TRACKER_DETECT_SAMPLES distinct indices (fewer when this rank has

@@ -12,7 +12,7 @@ make_volume 1024
 SRC="$VOL/src"
 mkdir "$SRC"
 # 4096 files, ~80 MiB: a rank reads 1024 an epoch, so its tracker's window
-# (1/8 of that: 128 positions) spans the batches of 16 that its two workers
+# (1/4 of that: 256 positions) spans the batches of 16 that its two workers
 # have in flight.  With 800 files and a window of 1/16 (16 positions, as
 # dsfs once had) the workers, drifted apart while the first epoch is read
 # unprefetched, outran it and the rank was lost.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-loader-fresh: a fresh torch job on a data set of 1,000 files with the default options (epoch=auto, push on) is followed from its epoch 0, though the files fetched while it starts are pushed into the page cache and only every eighth open reaches the daemon; DistributedSampler ranks of 334 samples read by 3 workers of 16 each are followed without mispredictions (their opens lag the furthest one by up to 48 positions, a seventh of the epoch).
+# t-loader-fresh: a fresh torch job on a data set of 1,000 files with the default options (epoch=auto, push on) is followed from its epoch 0, though the files fetched while it starts are pushed into the page cache and only every eighth open reaches the daemon; DistributedSampler ranks of 334 samples read by 3 workers of 16 each are followed without mispredictions (with prefetch_factor 2, an open may lag the furthest one by up to 96 positions, more than a quarter of the epoch).
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
