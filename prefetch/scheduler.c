@@ -1148,7 +1148,6 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 {
 	struct srank *r = route_locked(s, idx);
 	struct dsfs_tracker_state was, now;
-	bool promoted = false;
 	int got;
 
 	if (s->seek && !s->discovered) {
@@ -1166,17 +1165,13 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 		guesses_access_locked(s, idx);
 		if (now.detected == DSFS_TRACKER_LOST &&
 		    guesses_right_locked(s, now.accesses)) {
+			/* Every rank has its tracker now: no group's detection
+			 * to hand on (group_detected_locked). */
 			guesses_promote_locked(s);
-			promoted = true;
+			got = DSFS_TRACK_IN_PLAN;
 			r = &s->ranks[0];
 			dsfs_tracker_state(r->t, &now);
 			now.accesses = was.accesses + 1; /* logged: the group's */
-		} else if (now.detected != DSFS_TRACKER_DETECTING &&
-			   !(got == DSFS_TRACK_DETECTED && s->nranks > 1)) {
-			/* Known (one rank: rank_update_locked keeps a right
-			 * guess's lead) or lost.  A group's detection ends
-			 * them in group_detected_locked. */
-			guesses_end_locked(s);
 		}
 	}
 	/* (A lost tracker's candidates moving on an epoch is no news.) */
@@ -1184,8 +1179,14 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 	    (now.epoch != was.epoch && now.detected != DSFS_TRACKER_DETECTING &&
 	     now.detected != DSFS_TRACKER_LOST))
 		log_change_locked(s, r, &was, &now);
-	if (got == DSFS_TRACK_DETECTED && s->nranks > 1 && !promoted)
+	/* A group's detection keeps the leads of right guesses; then, or
+	 * once one rank knows its epoch (rank_update_locked keeps a right
+	 * guess's lead) or lost it, the guesses end. */
+	if (got == DSFS_TRACK_DETECTED && s->nranks > 1)
 		group_detected_locked(s);
+	if (was.detected == DSFS_TRACKER_DETECTING &&
+	    now.detected != DSFS_TRACKER_DETECTING)
+		guesses_end_locked(s);
 	publish_now_locked(s);
 	if (wake_worth_locked(s))
 		pthread_cond_signal(&s->wake);
