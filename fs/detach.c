@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "detach.h"
@@ -40,9 +41,22 @@ static volatile sig_atomic_t stopped; /* a signal was passed on */
  * pipe, and the command says so. */
 static void pass_on(int sig)
 {
+	int saved = errno;
+
 	(void)sig;
 	stopped = 1;
 	kill(daemon_pid, SIGTERM);
+	errno = saved;
+}
+
+/* A signal was passed on: wait until the daemon has exited (it is the
+ * command's child until then), having unmounted if it had mounted. */
+static void gone(void)
+{
+	while (waitpid(daemon_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	fprintf(stderr, "dsfs: stopped while starting; nothing is mounted\n");
+	_exit(1);
 }
 
 /* The command's side: the daemon's word, then the mount itself (a stat
@@ -50,12 +64,19 @@ static void pass_on(int sig)
 static void wait_ready(int fd, const char *mountpoint)
 {
 	struct sigaction sa = { .sa_handler = pass_on };
+	sigset_t blocked;
 	struct statfs sfs;
 	struct stat st;
 	ssize_t got;
 	char c = 1;
+	bool bad;
+	int err;
 
 	sigemptyset(&sa.sa_mask);
+	sigemptyset(&blocked);
+	sigaddset(&blocked, SIGINT);
+	sigaddset(&blocked, SIGTERM);
+	sigaddset(&blocked, SIGHUP);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -64,18 +85,25 @@ static void wait_ready(int fd, const char *mountpoint)
 	while (got < 0 && errno == EINTR);
 	if (got == 1 && c == 2)
 		_exit(1); /* it said why on the terminal */
-	if (got != 1 && stopped) {
-		fprintf(stderr, "dsfs: stopped while starting; nothing is mounted\n");
-		_exit(1);
-	}
+	if (got != 1 && stopped)
+		gone();
 	if (got != 1 || c != 0) {
 		fprintf(stderr, "dsfs: the daemon stopped while starting; its messages are in the system log\n");
 		_exit(1);
 	}
-	if (stat(mountpoint, &st) < 0 || statfs(mountpoint, &sfs) < 0 ||
-	    sfs.f_type != FUSE_MAGIC) {
+	errno = 0;
+	bad = stat(mountpoint, &st) < 0 || statfs(mountpoint, &sfs) < 0 ||
+	      sfs.f_type != FUSE_MAGIC;
+	err = errno;
+	/* A signal passed on after the daemon's word stops a daemon that
+	 * serves (or has yet to answer INIT): it unmounts.  One that comes
+	 * later is not passed on: the mount is up, the command's work done. */
+	sigprocmask(SIG_BLOCK, &blocked, NULL);
+	if (stopped)
+		gone();
+	if (bad) {
 		fprintf(stderr, "dsfs: MOUNTPOINT %s: the kernel did not take the filesystem (%s); the daemon's messages are in the system log\n",
-			mountpoint, errno ? strerror(errno) : "not mounted");
+			mountpoint, err ? strerror(err) : "not mounted");
 		_exit(1);
 	}
 	_exit(0);
@@ -101,7 +129,6 @@ int dsfs_detach_fork(const char *mountpoint, int *ready_fd)
 	if (pid > 0) {
 		close(p[1]);
 		daemon_pid = pid;
-		errno = 0;
 		wait_ready(p[0], mountpoint);
 	}
 	close(p[0]);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-mount: mount(8) and fstab integration (README.md's fstab line; always nosuid,nodev), fusermount3 -u, clean exit on SIGTERM/SIGINT, daemon mode (Ctrl-C while it starts leaves nothing mounted), the "mounted" log line, -d tracing.
+# t-mount: mount(8) and fstab integration (README.md's fstab line; always nosuid,nodev), fusermount3 -u, clean exit on SIGTERM/SIGINT, daemon mode (Ctrl-C while it starts leaves nothing mounted, even as the mount appears; exit 0 only with the mount in place), the "mounted" log line, -d tracing.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -165,4 +165,56 @@ PYEOF
 	! is_mounted "$MNT" || fail "interrupted after $d s: $MNT is mounted"
 done
 say "$stopped of 10 starts interrupted ($pages), nothing left mounted"
+
+# The narrowest windows: Ctrl-C the moment the mount appears (the command
+# waits on the kernel's INIT), or the moment it first answers (the command
+# is about to exit).  The exit status must tell what is left once it
+# returns: 0 with the mount in place, else nothing mounted, and a stopped
+# start must be reported as such.
+say "checking Ctrl-C as the mount appears and as it first answers"
+kept=0
+for ((n = 0; n < 12; n++)); do
+	rc=0
+	"$PY" - "$DSFS" "$SRC" "$MNT" "cache_size=64M,hugepages=off" $((n % 2)) \
+		<<'PYEOF' 2>"$WORK/start.err" || rc=$?
+import os, signal, sys, time
+dsfs, src, mnt, opts, answered = sys.argv[1:]
+pid = os.fork()
+if pid == 0:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.setsid()
+    os.execv(dsfs, [dsfs, src, mnt, "-o", opts])
+def mounted():
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == mnt for line in f)
+deadline = time.monotonic() + 60
+while not mounted() and time.monotonic() < deadline:
+    if os.waitpid(pid, os.WNOHANG)[0]:
+        sys.exit(3)  # the command ended before the mount appeared
+if answered == "1":
+    try:
+        os.stat(mnt)  # waits for INIT
+    except OSError:
+        pass
+os.killpg(pid, signal.SIGINT)
+sys.exit(0 if os.waitpid(pid, 0)[1] == 0 else 1)
+PYEOF
+	((rc != 3)) || fail "the command ended before $MNT appeared: $(cat "$WORK/start.err")"
+	if ((rc == 0)); then
+		is_mounted "$MNT" || fail "the command exited 0 after Ctrl-C, and $MNT is not mounted"
+		kept=$((kept + 1))
+		umount "$MNT" || fail "umount $MNT"
+	else
+		! is_mounted "$MNT" || fail "the command exited $rc after Ctrl-C, and $MNT is still mounted"
+		grep -q "stopped while starting; nothing is mounted" "$WORK/start.err" ||
+			fail "a start stopped by Ctrl-C said: $(cat "$WORK/start.err")"
+	fi
+	for ((i = 0; i < 500; i++)); do
+		pgrep -f -- "$SRC $MNT -o cache_size=64M" >/dev/null || break
+		sleep 0.02
+	done
+	! pgrep -f -- "$SRC $MNT -o cache_size=64M" >/dev/null ||
+		fail "the daemon runs on after its command was stopped and $MNT unmounted"
+done
+say "$kept of 12 left mounted (exit 0), the others stopped (nothing mounted)"
 say "ok"
