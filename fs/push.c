@@ -32,7 +32,9 @@
  *
  * The plan keeps seeing the loader: the scheduler leaves every
  * DSFS_SCHED_SENTINEL-th sample of its order unpushed (scheduler.h), whose
- * reads still come as READs and move the tracker along.
+ * reads still come as READs and move the tracker along, and offers a
+ * sample only for its next read (a lead reaching into the next epoch holds
+ * samples this one reads ahead, some of them sentinels).
  *
  * Never stale: the push is bracketed by fs->fresh_gen, which fresh.c makes
  * odd while it drops a changed file's cache and kernel pages.  A push that

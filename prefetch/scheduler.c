@@ -236,6 +236,8 @@ struct pick {
 	uint64_t pos, idx, when, size, epoch;
 	uint64_t after;		/* dsfs_tracker_use_after */
 	bool repush;		/* s->repush when picked */
+	bool push;		/* its data may go to the page cache: see
+				   pushable_locked */
 };
 
 /*
@@ -315,7 +317,6 @@ static void settle_sample(struct dsfs_sched *s, uint64_t idx,
 static int fetch_sample(struct dsfs_sched *s, struct batch *b,
 			struct opened *o, const struct pick *pk)
 {
-	bool filled = pk->pos % DSFS_SCHED_SENTINEL != 0;
 	uint64_t idx = pk->idx;
 	struct dsfs_fdkey key;
 	uint64_t c, size;
@@ -331,7 +332,7 @@ static int fetch_sample(struct dsfs_sched *s, struct batch *b,
 		size = (uint64_t)o->st.st_size;
 		for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
 			err = fetch_chunk(s, b, &key, &o->fd, size, c,
-					  pk->when, pk->after, filled,
+					  pk->when, pk->after, pk->push,
 					  pk->repush);
 	}
 	opened_close(o);
@@ -417,6 +418,39 @@ static bool rank_update_locked(struct dsfs_sched *s, struct srank *r)
 	return true;
 }
 
+/* idx's next plan read over every rank.  Called with s->lock held. */
+static uint64_t next_use_locked(struct dsfs_sched *s, uint64_t idx)
+{
+	uint64_t when = DSFS_CACHE_NEVER, t;
+	struct dsfs_tracker *tr;
+	uint32_t i;
+
+	for (i = 0; i < s->nranks; i++) {
+		if (!(tr = plan_of(&s->ranks[i])))
+			continue;
+		t = dsfs_tracker_next_use(tr, idx);
+		if (t < when)
+			when = t;
+	}
+	return when;
+}
+
+/*
+ * Whether pk's sample may be pushed into the page cache (cfg.filled): not
+ * at a sentinel position (scheduler.h), and only for the sample's next
+ * read over every rank.  A lead that reaches into the next epoch, walked
+ * again after the kernel dropped a push (dsfs_sched_repush), meets there
+ * samples this epoch still reads ahead of the loader, some at sentinel
+ * positions: pushed for the next epoch, they would be served by the
+ * kernel this epoch, and the plan would stop seeing the loader.  Called
+ * with s->lock held.
+ */
+static bool pushable_locked(struct dsfs_sched *s, const struct pick *pk)
+{
+	return pk->pos % DSFS_SCHED_SENTINEL != 0 &&
+	       next_use_locked(s, pk->idx) >= pk->when;
+}
+
 /*
  * The next sample to fetch: of the ranks following a plan, not blocked and
  * within their share of the lead budget, the one whose next sample is read
@@ -447,11 +481,12 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 			continue;
 		*pk = (struct pick){ r, r->fetched, idx, when,
 				     dsfs_layout_size(s->cfg.layout, idx),
-				     r->epoch, 0, s->repush };
+				     r->epoch, 0, s->repush, false };
 	}
 	if (!pk->r)
 		return false;
 	pk->after = dsfs_tracker_use_after(plan_of(pk->r), pk->idx, pk->pos);
+	pk->push = pushable_locked(s, pk);
 	if (dsfs_layout_pending(s->cfg.layout, pk->idx)) {
 		*settle = pk->idx; /* its size first: see settle_sample */
 		pk->r = NULL;
@@ -935,23 +970,6 @@ static void publish_now_locked(struct dsfs_sched *s)
 			now = t;
 	}
 	dsfs_cache_set_now(s->cfg.cache, now);
-}
-
-/* idx's next plan read over every rank.  Called with s->lock held. */
-static uint64_t next_use_locked(struct dsfs_sched *s, uint64_t idx)
-{
-	uint64_t when = DSFS_CACHE_NEVER, t;
-	struct dsfs_tracker *tr;
-	uint32_t i;
-
-	for (i = 0; i < s->nranks; i++) {
-		if (!(tr = plan_of(&s->ranks[i])))
-			continue;
-		t = dsfs_tracker_next_use(tr, idx);
-		if (t < when)
-			when = t;
-	}
-	return when;
 }
 
 /* Feed one access to its rank's tracker.  Called with s->lock held. */

@@ -68,7 +68,9 @@ struct dsfs_sched_cfg {
 	 * (dsfs_tracker_use_after), the entry's next use once the planned
 	 * read is served without the daemon.  Not called for every
 	 * DSFS_SCHED_SENTINEL-th position of a rank's order, whose reads must
-	 * still reach the daemon to show the loader's place (fs/push.c).
+	 * still reach the daemon to show the loader's place (fs/push.c), nor
+	 * for a position past the sample's next read (one of them may be a
+	 * sentinel).
 	 * false: no room to take it now.  NULL: never.
 	 */
 	bool (*filled)(void *arg, const struct dsfs_cache_key *k, uint32_t len,
