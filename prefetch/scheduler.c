@@ -412,9 +412,14 @@ static bool rank_update_locked(struct dsfs_sched *s, struct srank *r)
 	 * followed, the first one included.  O(1) once made. */
 	dsfs_tracker_prepare_next(t);
 	/* A guess's lead stays where it began: until the epoch is known, the
-	 * prefetch fetches at most one lead, which a wrong guess wastes. */
+	 * prefetch fetches at most one lead, which a wrong guess wastes.  The
+	 * lead starts where the loader is: with push, only the sentinels'
+	 * opens are seen, and the low-water mark stands twice the window
+	 * behind the furthest open, over samples long read. */
 	if (!r->guess)
-		lead_move_locked(s, r, st.low, recount);
+		lead_move_locked(s, r,
+				 dsfs_tracker_low_every(t, DSFS_SCHED_SENTINEL),
+				 recount);
 	return true;
 }
 
@@ -657,28 +662,8 @@ static void *sched_thread(void *arg)
 	return NULL;
 }
 
-/*
- * How far out of order the loader's opens may arrive: DataLoader workers
- * open the files of up to num_workers * prefetch_factor batches in turn,
- * each worker its own, and the loader takes them in order: an open lags
- * the furthest one by up to about num_workers * prefetch_factor *
- * batch_size positions, when a worker stalls.  1024 covers
- * common settings.  An epoch of fewer than 4096 samples gets a quarter of
- * it (3 workers of 16 with prefetch_factor 2 may lag by 96, more than the
- * 82 behind that an eighth of a 334-sample rank allows): so that chance cannot place a wrong order's opens (half
- * of them miss, once the loader is a window into the epoch), nor the
- * detection take one epoch for another, and so that a missed access (a
- * read the kernel served itself) holds the low-water mark back for at
- * most half the epoch.
- */
-static uint32_t window_for(uint64_t n)
-{
-	uint64_t w = n / 4;
-
-	return w < 16 ? 16 : w > 1024 ? 1024 : (uint32_t)w;
-}
-
-/* Samples one rank reads per epoch, near enough for window_for(). */
+/* Samples one rank reads per epoch, near enough for
+ * dsfs_tracker_window_for(). */
 static uint64_t per_rank(const struct dsfs_plan_cfg *p, uint64_t n)
 {
 	if (p->sampler.kind != DSFS_SAMPLER_TORCH_DISTRIBUTED)
@@ -713,7 +698,7 @@ static int rank_tracker(struct dsfs_sched *s, struct srank *r, bool detect,
 	r->fetched = r->lead_from = r->lead_bytes = 0;
 	r->blocked = false;
 	err = dsfs_tracker_new(&s->sampler, n, r->rank, detect, epoch,
-			       window_for(per_rank(p, n)), &r->t);
+			       dsfs_tracker_window_for(per_rank(p, n)), &r->t);
 	if (!err && detect)
 		err = dsfs_tracker_group(r->t, s->nranks);
 	if (err) {
@@ -754,7 +739,8 @@ static int ranks_init(struct dsfs_sched *s)
 	 * needs); a rank whose guess cannot be made detects first. */
 	for (i = 0; p->epoch_auto && i < s->nranks; i++) {
 		if (dsfs_tracker_new(&s->sampler, n, s->ranks[i].rank, false,
-				     p->epoch, window_for(per_rank(p, n)),
+				     p->epoch,
+				     dsfs_tracker_window_for(per_rank(p, n)),
 				     &s->ranks[i].guess))
 			s->ranks[i].guess = NULL;
 		s->ranks[i].epoch = p->epoch;
@@ -786,7 +772,7 @@ static int seek_init(struct dsfs_sched *s)
 		.first = p->discover_first,
 		.end = p->discover_end,
 		.threads = p->discover_threads,
-		.window = window_for(per_rank(p, n)),
+		.window = dsfs_tracker_window_for(per_rank(p, n)),
 		.wake = sched_wake,
 		.arg = s,
 	};

@@ -62,6 +62,7 @@ struct dsfs_tracker {
 	uint64_t *seen;		/* bitmap over cur.count positions */
 	uint64_t seen_words;	/* allocated words */
 	uint64_t nseen, low, frontier;
+	uint64_t every_low;	/* dsfs_tracker_low_every()'s cursor */
 	uint64_t misses, accesses;
 	/* Miss history: a ring of the last HIST_BITS results, 1 = miss. */
 	uint64_t hist[HIST_BITS / 64];
@@ -179,7 +180,7 @@ static void progress_reset(struct dsfs_tracker *t)
 
 	if (words)
 		memset(t->seen, 0, words * sizeof(*t->seen));
-	t->nseen = t->low = t->frontier = 0;
+	t->nseen = t->low = t->frontier = t->every_low = 0;
 	t->nvotes = 0;
 }
 
@@ -922,6 +923,21 @@ uint64_t dsfs_tracker_next_use(const struct dsfs_tracker *t, uint64_t idx)
 	return DSFS_TRACKER_NEVER;
 }
 
+uint64_t dsfs_tracker_low_every(struct dsfs_tracker *t, uint32_t every)
+{
+	uint64_t p;
+
+	if (!t->cur.ready || every == 0)
+		return t->low;
+	p = (t->low + every - 1) / every * every;
+	if (p < t->every_low)
+		p = t->every_low;
+	while (p < t->cur.count && bit_get(t->seen, p))
+		p += every;
+	t->every_low = p;
+	return p < t->cur.count ? p : t->cur.count;
+}
+
 uint64_t dsfs_tracker_use_after(const struct dsfs_tracker *t, uint64_t idx,
 				uint64_t pos)
 {
@@ -992,6 +1008,14 @@ void dsfs_tracker_free(struct dsfs_tracker *t)
 
 /* A tracker of n samples with both inverse arrays, not yet following any
  * epoch; NULL when out of memory. */
+uint32_t dsfs_tracker_window_for(uint64_t count)
+{
+	uint64_t w = count / 4;
+
+	return w < 16 ? 16 : w > DSFS_TRACKER_WINDOW_MAX ?
+			     DSFS_TRACKER_WINDOW_MAX : (uint32_t)w;
+}
+
 static struct dsfs_tracker *tracker_alloc(uint64_t n, uint32_t window)
 {
 	struct dsfs_tracker *t = calloc(1, sizeof(*t));

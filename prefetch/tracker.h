@@ -35,6 +35,8 @@
 #define DSFS_TRACKER_VOTE_SPAN 256U
 /* Window used when dsfs_tracker_new() gets 0. */
 #define DSFS_TRACKER_WINDOW_DEFAULT 1024U
+/* The largest window dsfs_tracker_window_for() gives. */
+#define DSFS_TRACKER_WINDOW_MAX 4096U
 /* Epoch auto-detection: candidate epochs tried from `epoch` on. */
 #define DSFS_TRACKER_DETECT_EPOCHS 64U
 /* Distinct indices collected before the candidates are tested. */
@@ -96,6 +98,27 @@ struct dsfs_tracker;
 int dsfs_tracker_new(const struct dsfs_sampler_cfg *s, uint64_t n,
 		     uint32_t rank, bool epoch_auto, uint64_t epoch,
 		     uint32_t window, struct dsfs_tracker **out);
+
+/*
+ * The window for a loader reading `count` samples an epoch (one rank's).
+ * A DataLoader's workers each read a batch of their own, num_workers *
+ * prefetch_factor batches in flight, and the loader takes them in order:
+ * an open lags the furthest one by up to num_workers * prefetch_factor *
+ * batch_size positions when a worker is slow, and an epoch starts with
+ * every worker at the start of its own batch, up to num_workers *
+ * batch_size positions in.  The tracker places opens up to twice the
+ * window behind the furthest one and the window past it, takes next-epoch
+ * votes from the window's first positions, and detects an epoch from the
+ * first 32 opens within 32 + window positions.  DSFS_TRACKER_WINDOW_MAX
+ * covers 16 workers of batch 256 with prefetch_factor 2 (8 of them as the
+ * next epoch starts with every worker at once).  An epoch under 4 *
+ * DSFS_TRACKER_WINDOW_MAX samples gets a quarter of it (at least 16): so
+ * that chance cannot place a wrong order's opens (half of them miss, once
+ * the loader is a window into the epoch), nor the detection take one
+ * epoch for another, and so that a missed access (a read the kernel served
+ * itself) holds the low-water mark back for at most half the epoch.
+ */
+uint32_t dsfs_tracker_window_for(uint64_t count);
 
 /*
  * A tracker following one epoch whose order is given (a seed discovered for
@@ -244,6 +267,17 @@ uint64_t dsfs_tracker_time(const struct dsfs_tracker *t, uint64_t pos);
  * seen, so this is the read after.  O(1) (plus repeats).
  */
 uint64_t dsfs_tracker_next_use(const struct dsfs_tracker *t, uint64_t idx);
+
+/*
+ * The first position at or past the low-water mark that is a multiple of
+ * `every` and not seen (the epoch's count when none is): where the loader
+ * is, when it reads only every `every`-th position through dsfs (the rest
+ * pushed into the page cache, see scheduler.h) and the low-water mark
+ * stands up to twice the window behind the furthest open.  O(1)
+ * amortised: a cursor moves forward within the epoch.  The low-water mark
+ * while the current epoch's order is not known, or every is 0.
+ */
+uint64_t dsfs_tracker_low_every(struct dsfs_tracker *t, uint32_t every);
 
 /*
  * Plan time of idx's read after the one at position pos of the current

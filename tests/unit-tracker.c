@@ -16,6 +16,7 @@
 #include "sampler.h"
 #include "tracker.h"
 #include "unit-check.h"
+#include "unit-loader.h"
 #include "unit-plan.h"
 
 #define N 1000
@@ -24,53 +25,16 @@
 #define P 2
 #define WINDOW (W * P * B)
 
-/* Small deterministic generator for the simulation (xorshift64). */
 static uint64_t rnd(uint64_t *s)
 {
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
+	return unit_rnd(s);
 }
 
-/*
- * The positions (0 .. count-1) in the order the simulated loader reads them,
- * into pos[count].  Workers take turns at random.
- */
+/* The positions (0 .. count-1) in the order the simulated loader reads them,
+ * into pos[count].  Workers take turns at random. */
 static void simulate(uint64_t count, uint64_t *rs, uint32_t *pos)
 {
-	uint64_t nb = (count + B - 1) / B, queued = 0, consumed = 0, k = 0;
-	uint64_t *q[W], head[W] = { 0 }, tail[W] = { 0 }, off[W] = { 0 };
-	bool *done = calloc(nb, 1);
-	int w;
-
-	for (w = 0; w < W; w++)
-		q[w] = calloc(nb, sizeof(*q[w]));
-	for (; queued < nb && queued < W * P; queued++)
-		q[queued % W][tail[queued % W]++] = queued;
-	while (k < count) {
-		while (consumed < nb && done[consumed]) {
-			consumed++;
-			if (queued < nb) {
-				q[queued % W][tail[queued % W]++] = queued;
-				queued++;
-			}
-		}
-		w = rnd(rs) % W;
-		if (head[w] == tail[w])
-			w = (w + 1) % W;
-		uint64_t b = q[w][head[w]], p = b * B + off[w];
-
-		pos[k++] = (uint32_t)p;
-		if (++off[w] == B || p + 1 == count) {
-			done[b] = true;
-			head[w]++;
-			off[w] = 0;
-		}
-	}
-	for (w = 0; w < W; w++)
-		free(q[w]);
-	free(done);
+	unit_simulate(count, W, B, P, 1, rs, pos);
 }
 
 /* One epoch's order, as the loader computes it. */

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * unit-workers: the tracker with the window the scheduler gives it
+ * (dsfs_tracker_window_for) against DataLoaders of many workers and large
+ * batches: dsfs(8)'s example (batch_size=256, num_workers=8) and 16
+ * workers, prefetch_factor 2.  One worker is slower than the rest, so that
+ * the others run their batches ahead of it as far as the loader lets them;
+ * every epoch starts with all workers at once (a job's start, persistent
+ * workers).  The epoch is detected at the job's start and followed over 3
+ * epochs with no misprediction; a loader of another seed is still lost.
+ * With push (only every 8th open seen) dsfs_tracker_low_every() finds
+ * where the loader is.
+ * No mount; single-threaded.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "sampler.h"
+#include "tracker.h"
+#include "unit-check.h"
+#include "unit-loader.h"
+#include "unit-plan.h"
+
+#define N 40000
+#define BATCH 256
+#define PREFETCH 2
+#define SLOW 3 /* the other workers read this many files to worker 0's one */
+
+/* A loader of nw workers of batch BATCH, worker 0 at a third of the
+ * others' speed (unit_simulate). */
+static void simulate(uint64_t count, unsigned nw, uint64_t *rs, uint32_t *pos)
+{
+	unit_simulate(count, nw, BATCH, PREFETCH, SLOW, rs, pos);
+}
+
+/* The largest lag behind the furthest position read so far in pos. */
+static uint64_t max_lag(const uint32_t *pos, uint64_t count)
+{
+	uint64_t k, front = 0, lag = 0;
+
+	for (k = 0; k < count; k++) {
+		if (pos[k] + 1 > front)
+			front = pos[k] + 1;
+		if (front - 1 - pos[k] > lag)
+			lag = front - 1 - pos[k];
+	}
+	return lag;
+}
+
+/* A job of nw workers from epoch 0, the epoch detected; 3 epochs. */
+static void run_workers(unsigned nw)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 0x9e3779b97f4a7c15ull + nw, count, k, e, lost = 0;
+	uint64_t lag = 0, l;
+	uint32_t *pos = calloc(N, sizeof(*pos)), *o;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 2024, 1);
+	CHECK(dsfs_tracker_new(&c, N, 0, true, 0, dsfs_tracker_window_for(N),
+			       &t) == 0);
+	for (e = 0; e < 3; e++) {
+		o = unit_order(&c, N, e, 0, &count);
+		simulate(count, nw, &rs, pos);
+		l = max_lag(pos, count);
+		lag = l > lag ? l : lag;
+		for (k = 0; k < count; k++) {
+			dsfs_tracker_access(t, o[pos[k]]);
+			dsfs_tracker_state(t, &st);
+			lost += st.detected == DSFS_TRACKER_LOST;
+		}
+		CHECK(st.epoch == e && st.seen == count && st.low == count);
+		free(o);
+	}
+	fprintf(stderr, "%u workers of batch %u: lag up to %llu positions, window %u, %llu mispredictions\n",
+		nw, BATCH, (unsigned long long)lag, dsfs_tracker_window_for(N),
+		(unsigned long long)st.mispredictions);
+	/* The simulation reaches the lag the loader allows. */
+	CHECK(lag >= (uint64_t)(nw * PREFETCH - 2) * BATCH);
+	CHECK(lost == 0);
+	CHECK(st.detected == DSFS_TRACKER_DETECTED);
+	CHECK(st.mispredictions == 0);
+	dsfs_tracker_free(t);
+	free(pos);
+}
+
+/*
+ * With push the daemon sees only every 8th position's open (the rest are
+ * read from the page cache): the low-water mark stands twice the window
+ * behind the furthest open, but dsfs_tracker_low_every() finds the loader:
+ * below it, only the ends of the workers' batches past their last 8th
+ * position may be unread (at most 7 positions a worker).
+ */
+static void test_low_every(void)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 77, count, k, at = 0, p, below = 0, bad = 0;
+	uint64_t gap = 0, n = 0;
+	uint32_t *pos = calloc(N, sizeof(*pos)), *o;
+	bool *read = calloc(N, 1);
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 2024, 1);
+	CHECK(dsfs_tracker_new(&c, N, 0, false, 0, dsfs_tracker_window_for(N),
+			       &t) == 0);
+	o = unit_order(&c, N, 0, 0, &count);
+	simulate(count, 8, &rs, pos);
+	for (k = 0; k < count; k++) {
+		read[pos[k]] = true;
+		below += pos[k] < at; /* read positions below `at` */
+		if (pos[k] % 8)
+			continue; /* pushed: the daemon does not see it */
+		CHECK(dsfs_tracker_access(t, o[pos[k]]) == DSFS_TRACK_IN_PLAN);
+		p = at;
+		at = dsfs_tracker_low_every(t, 8);
+		bad += at < p; /* it only moves forward */
+		for (; p < at; p++)
+			below += read[p];
+		dsfs_tracker_state(t, &st);
+		bad += at < st.low || at - below > 8 * 7;
+		gap += at - st.low;
+		n++;
+	}
+	fprintf(stderr, "push: the low-water mark %llu positions behind low_every on average\n",
+		(unsigned long long)(gap / n));
+	CHECK(bad == 0);
+	CHECK(gap / n > BATCH); /* the mark alone would not do */
+	CHECK(dsfs_tracker_low_every(t, 8) == count);
+	free(o);
+	free(pos);
+	free(read);
+	dsfs_tracker_free(t);
+}
+
+/* The tracker believes seed 2024, the loader (8 workers) uses 999. */
+static void test_wrong_seed(void)
+{
+	struct dsfs_sampler_cfg c, wrong;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 42, count, k, lost_at = 0;
+	uint32_t *pos = calloc(N, sizeof(*pos)), *o;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 2024, 1);
+	unit_cfg(&wrong, DSFS_SAMPLER_TORCH_RANDOM, 999, 1);
+	CHECK(dsfs_tracker_new(&c, N, 0, false, 0, dsfs_tracker_window_for(N),
+			       &t) == 0);
+	o = unit_order(&wrong, N, 0, 0, &count);
+	simulate(count, 8, &rs, pos);
+	for (k = 0; k < count && !lost_at; k++) {
+		dsfs_tracker_access(t, o[pos[k]]);
+		dsfs_tracker_state(t, &st);
+		if (st.detected == DSFS_TRACKER_LOST)
+			lost_at = k + 1;
+	}
+	CHECK(lost_at > 0 && lost_at <= 200);
+	free(o);
+	free(pos);
+	dsfs_tracker_free(t);
+}
+
+int main(void)
+{
+	CHECK(dsfs_tracker_window_for(N) == DSFS_TRACKER_WINDOW_MAX);
+	CHECK(dsfs_tracker_window_for(1000) == 250);
+	CHECK(dsfs_tracker_window_for(10) == 16);
+	run_workers(8);
+	run_workers(16);
+	test_low_every();
+	test_wrong_seed();
+	return UNIT_DONE();
+}
