@@ -44,6 +44,9 @@ struct srank {
 	uint64_t fetched;	/* next position to fetch */
 	uint64_t lead_from;	/* the lead window is [lead_from, fetched) */
 	uint64_t lead_bytes;	/* ... and holds this many bytes */
+	/* The counts of the trackers this rank had before its current one
+	 * (a loader found anew, a seed found): the stats' counters only grow. */
+	uint64_t past_misses, past_accesses;
 	bool blocked;		/* the cache refused its next sample: every
 				   cached one is needed sooner; wait for
 				   the loaders to move */
@@ -345,6 +348,21 @@ static struct dsfs_tracker *plan_of(const struct srank *r)
 	return r->guess ? r->guess : r->t;
 }
 
+/* Drop r's tracker, keeping its counts for the stats.  Called with
+ * s->lock held (or before the thread starts). */
+static void retire_locked(struct srank *r)
+{
+	struct dsfs_tracker_state st;
+
+	if (!r->t)
+		return;
+	dsfs_tracker_state(r->t, &st);
+	r->past_misses += st.mispredictions;
+	r->past_accesses += st.accesses;
+	dsfs_tracker_free(r->t);
+	r->t = NULL;
+}
+
 /* Bytes of the sample at position p of r's current epoch (0 past the
  * plan).  Called with s->lock held. */
 static uint64_t size_at(struct dsfs_sched *s, struct srank *r, uint64_t p)
@@ -589,7 +607,7 @@ static void seek_poll_locked(struct dsfs_sched *s)
 
 	switch (dsfs_seek_poll(s->seek, &t, &seed)) {
 	case 1: /* RandomSampler: this epoch's order */
-		dsfs_tracker_free(r->t);
+		retire_locked(r);
 		r->t = t;
 		follow_from_locked(s, r);
 		break;
@@ -693,8 +711,8 @@ static int rank_tracker(struct dsfs_sched *s, struct srank *r, bool detect,
 	int err;
 
 	dsfs_tracker_free(r->guess);
-	dsfs_tracker_free(r->t);
-	r->guess = r->t = NULL;
+	retire_locked(r);
+	r->guess = NULL;
 	r->fetched = r->lead_from = r->lead_bytes = 0;
 	r->blocked = false;
 	err = dsfs_tracker_new(&s->sampler, n, r->rank, detect, epoch,
@@ -967,7 +985,7 @@ static void publish_now_locked(struct dsfs_sched *s)
  */
 static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 			      const struct dsfs_tracker_state *was,
-			      const struct dsfs_tracker_state *now)
+			      const struct dsfs_tracker_state *now, bool group)
 {
 	bool ddp = s->cfg.plan->sampler.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED;
 	unsigned long long e = now->epoch;
@@ -976,8 +994,11 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 
 	if (!dsfs_ratelimit(&s->log_rl, &missed))
 		return;
-	/* Local ranks detect their epoch together, in the first one's tracker */
-	if (ddp && was->detected == DSFS_TRACKER_DETECTING && s->nranks > 1)
+	/* Local ranks detect their epoch together, in the first one's
+	 * tracker, and are found again together once all are lost (group:
+	 * group_detected_locked gives the others new trackers). */
+	if (ddp && (was->detected == DSFS_TRACKER_DETECTING || group) &&
+	    s->nranks > 1)
 		snprintf(who, sizeof(who), "ranks %u-%u: ", s->ranks[0].rank,
 			 s->ranks[s->nranks - 1].rank);
 	else if (ddp)
@@ -988,7 +1009,7 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 	if (now->detected == DSFS_TRACKER_LOST &&
 	    was->detected == DSFS_TRACKER_DETECTING)
 		dsfs_warn(
-			"plan: %sprediction lost: no epoch of the %u tried matches the first %llu opens (wrong seed, sampler or layout, or a later epoch: give epoch=N); prefetch by the plan waits for opens that match",
+			"plan: %sprediction lost: no epoch of the %u tried matches the first %llu opens (wrong seed, sampler or layout, a later epoch: give epoch=N, or another program reading the data set); prefetch by the plan waits for opens that match",
 			who, DSFS_TRACKER_DETECT_EPOCHS,
 			(unsigned long long)now->accesses);
 	else if (now->detected == DSFS_TRACKER_LOST)
@@ -1048,8 +1069,7 @@ static void seek_access_locked(struct dsfs_sched *s, uint64_t idx)
 	struct srank *r = &s->ranks[0];
 
 	if (dsfs_seek_access(s->seek, idx)) {
-		dsfs_tracker_free(r->t);
-		r->t = NULL;
+		retire_locked(r);
 		r->fetched = r->lead_from = r->lead_bytes = 0;
 	}
 	if (r->t)
@@ -1131,6 +1151,7 @@ static void guesses_promote_locked(struct dsfs_sched *s)
 	for (i = 0; i < s->nranks; i++) {
 		struct srank *r = &s->ranks[i];
 
+		/* Not retired: the guess counted the same opens. */
 		dsfs_tracker_free(r->t);
 		r->t = r->guess;
 		r->guess = NULL;
@@ -1182,7 +1203,8 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 	if (now.detected != was.detected ||
 	    (now.epoch != was.epoch && now.detected != DSFS_TRACKER_DETECTING &&
 	     now.detected != DSFS_TRACKER_LOST))
-		log_change_locked(s, r, &was, &now);
+		log_change_locked(s, r, &was, &now,
+				  got == DSFS_TRACK_DETECTED && s->nranks > 1);
 	/* A group's detection keeps the leads of right guesses; then, or
 	 * once one rank knows its epoch (rank_update_locked keeps a right
 	 * guess's lead) or lost it, the guesses end. */
@@ -1271,6 +1293,8 @@ static void rank_stats_locked(struct dsfs_sched *s, struct srank *r,
 	rs->track.detected = DSFS_TRACKER_DETECTING;
 	if (r->t)
 		dsfs_tracker_state(r->t, &rs->track);
+	rs->track.mispredictions += r->past_misses;
+	rs->track.accesses += r->past_accesses;
 	if (rank_update_locked(s, r)) { /* the guess's lead while it guesses */
 		rs->lead_bytes = r->lead_bytes;
 		rs->lead_items = r->fetched - r->lead_from;

@@ -88,6 +88,29 @@ say "(a) after the second job: $states"
 	failed+=("(a): the second job was not followed: $states")
 log_has "$MNT" "found again" || log_has "$MNT" "epoch 5 detected after" ||
 	failed+=("(a): no line for the second job found again")
+# Found again together: the log names the group, as for the detection.
+if ((LOCAL > 1)) && log_has "$MNT" "found again"; then
+	log_has "$MNT" "plan: ranks 0-$((LOCAL - 1)): prediction found again" ||
+		failed+=("(a): the ranks found again together, but no line names the group")
+fi
+# The counters only grow (Prometheus counters): the mispredictions and
+# accesses, and every rank's mispredictions, after the second job are at
+# least what they were after the first, although its trackers are new.
+counts() {
+	"$PY" -c 'import json, sys
+p = json.load(open(sys.argv[1]))["plan"]
+print(p["mispredictions"], p["accesses"], *(r["mispredictions"] for r in p["ranks"]))' "$1"
+}
+c1=$(counts "$WORK/stats.json") c2=$(counts "$WORK/stats2.json")
+say "(a) mispredictions, accesses, each rank's mispredictions: after the first job $c1; after the second $c2"
+"$PY" -c 'import sys; a, b = ([int(x) for x in s.split()] for s in sys.argv[1:]); sys.exit(0 if all(y >= x for x, y in zip(a, b)) else 1)' "$c1" "$c2" ||
+	failed+=("(a): a counter went down: $c1, then $c2")
+# ... and keep the opens of the trackers replaced: the same job again
+# opens as many files (nine tenths: some may be served by the kernel).
+read -r _ acc1 _ <<<"$c1"
+read -r _ acc2 _ <<<"$c2"
+((acc2 - acc1 >= acc1 * 9 / 10)) ||
+	failed+=("(a): $((acc2 - acc1)) accesses counted for the second job, $acc1 for the first")
 unmount_dsfs "$MNT"
 
 # (b) Node n of 2 (mount $WORK/node$n) has ranks 2n .. 2n+LOCAL-1 of world 4:
