@@ -62,6 +62,8 @@ struct dsfs_tracker {
 	uint64_t *seen;		/* bitmap over cur.count positions */
 	uint64_t seen_words;	/* allocated words */
 	uint64_t nseen, low, frontier;
+	uint64_t lag;		/* how far behind the frontier opens come
+				   (see mark_seen) */
 	uint64_t every_low;	/* dsfs_tracker_low_every()'s cursor */
 	uint64_t misses, accesses;
 	/* Miss history: a ring of the last HIST_BITS results, 1 = miss. */
@@ -186,19 +188,33 @@ static void progress_reset(struct dsfs_tracker *t)
 
 /*
  * Mark position pos of the current epoch seen (it is not yet) and move the
- * low-water mark: over seen positions, and past holes more than 2W behind
- * the frontier.  O(1) amortised: the mark only moves forward.
+ * low-water mark: over seen positions, and past holes further behind the
+ * frontier than the loader's opens lag lately (twice the largest lag, less
+ * 1/256 of it and 1 an open since, plus GIVEUP_MIN; at most 2W, where it
+ * starts).  A hole is a
+ * read the kernel served itself (a page it kept, a push): waiting 2W for
+ * it would hold the mark, the prefetch's lead and the cache's plan time
+ * back by up to half the epoch when the loader reads in order.  A late
+ * open past the mark is still placed (in_window).  O(1) amortised: the
+ * mark only moves forward.
  */
+#define GIVEUP_MIN 64
 static void mark_seen(struct dsfs_tracker *t, uint64_t pos)
 {
-	uint64_t giveup;
+	uint64_t giveup, behind;
 
+	if (t->lag)
+		t->lag -= (t->lag >> 8) + 1;
+	if (pos + 1 < t->frontier && t->frontier - 1 - pos > t->lag)
+		t->lag = t->frontier - 1 - pos;
 	bit_set(t->seen, pos);
 	t->nseen++;
 	if (pos + 1 > t->frontier)
 		t->frontier = pos + 1;
-	giveup = t->frontier > 2ULL * t->window ?
-		 t->frontier - 2ULL * t->window : 0;
+	behind = 2 * t->lag + GIVEUP_MIN;
+	if (behind > 2ULL * t->window)
+		behind = 2ULL * t->window;
+	giveup = t->frontier > behind ? t->frontier - behind : 0;
 	if (t->low < giveup)
 		t->low = giveup;
 	while (t->low < t->cur.count) {
@@ -1024,6 +1040,7 @@ static struct dsfs_tracker *tracker_alloc(uint64_t n, uint32_t window)
 		return NULL;
 	t->n = n;
 	t->window = window ? window : DSFS_TRACKER_WINDOW_DEFAULT;
+	t->lag = t->window; /* until the opens show how far they lag */
 	t->group = 1;
 	t->cur.inv = malloc(n * sizeof(*t->cur.inv));
 	t->next.inv = malloc(n * sizeof(*t->next.inv));
