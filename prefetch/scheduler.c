@@ -432,8 +432,8 @@ static bool rank_update_locked(struct dsfs_sched *s, struct srank *r)
 	/* A guess's lead stays where it began: until the epoch is known, the
 	 * prefetch fetches at most one lead, which a wrong guess wastes.  The
 	 * lead starts where the loader is: with push, only the sentinels'
-	 * opens are seen, and the low-water mark stands twice the window
-	 * behind the furthest open, over samples long read. */
+	 * opens are seen, and the low-water mark stands behind the furthest
+	 * open by twice their lag, over samples long read. */
 	if (!r->guess)
 		lead_move_locked(s, r,
 				 dsfs_tracker_low_every(t, DSFS_SCHED_SENTINEL),

@@ -191,12 +191,11 @@ static void progress_reset(struct dsfs_tracker *t)
  * low-water mark: over seen positions, and past holes further behind the
  * frontier than the loader's opens lag lately (twice the largest lag, less
  * 1/256 of it and 1 an open since, plus GIVEUP_MIN; at most 2W, where it
- * starts).  A hole is a
- * read the kernel served itself (a page it kept, a push): waiting 2W for
- * it would hold the mark, the prefetch's lead and the cache's plan time
- * back by up to half the epoch when the loader reads in order.  A late
- * open past the mark is still placed (in_window).  O(1) amortised: the
- * mark only moves forward.
+ * starts).  A hole is a read the kernel served itself (a page it kept, a
+ * push): waiting 2W for it would hold the mark, the prefetch's lead and
+ * the cache's plan time back by up to half the epoch when the loader reads
+ * in order.  A late open past the mark is still placed (in_window).  O(1)
+ * amortised: the mark only moves forward.
  */
 #define GIVEUP_MIN 64
 static void mark_seen(struct dsfs_tracker *t, uint64_t pos)
@@ -1022,8 +1021,6 @@ void dsfs_tracker_free(struct dsfs_tracker *t)
 	free(t);
 }
 
-/* A tracker of n samples with both inverse arrays, not yet following any
- * epoch; NULL when out of memory. */
 uint32_t dsfs_tracker_window_for(uint64_t count)
 {
 	uint64_t w = count / 4;
@@ -1032,6 +1029,8 @@ uint32_t dsfs_tracker_window_for(uint64_t count)
 			     DSFS_TRACKER_WINDOW_MAX : (uint32_t)w;
 }
 
+/* A tracker of n samples with both inverse arrays, not yet following any
+ * epoch; NULL when out of memory. */
 static struct dsfs_tracker *tracker_alloc(uint64_t n, uint32_t window)
 {
 	struct dsfs_tracker *t = calloc(1, sizeof(*t));

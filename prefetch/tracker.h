@@ -110,13 +110,13 @@ int dsfs_tracker_new(const struct dsfs_sampler_cfg *s, uint64_t n,
  * window behind the furthest one and the window past it, takes next-epoch
  * votes from the window's first positions, and detects an epoch from the
  * first 32 opens within 32 + window positions.  DSFS_TRACKER_WINDOW_MAX
- * covers 16 workers of batch 256 with prefetch_factor 2 (8 of them as the
- * next epoch starts with every worker at once).  An epoch under 4 *
- * DSFS_TRACKER_WINDOW_MAX samples gets a quarter of it (at least 16): so
- * that chance cannot place a wrong order's opens (half of them miss, once
- * the loader is a window into the epoch), nor the detection take one
- * epoch for another, and so that a missed access (a read the kernel served
- * itself) holds the low-water mark back for at most half the epoch.
+ * covers 16 workers of batch 256 with prefetch_factor 2, behind and at an
+ * epoch's start.  An epoch under 4 * DSFS_TRACKER_WINDOW_MAX samples gets
+ * a quarter of it (at least 16): so that chance cannot place a wrong
+ * order's opens (half of them miss, once the loader is a window into the
+ * epoch), nor the detection take one epoch for another.  (A missed access,
+ * a read the kernel served itself, holds the low-water mark back by less:
+ * twice the opens' recent lag.)
  */
 uint32_t dsfs_tracker_window_for(uint64_t count);
 
