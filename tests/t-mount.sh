@@ -119,6 +119,18 @@ after_unmount
 # huge pages (registering them with io_uring takes a while) widens the
 # start; the interrupt comes at several delays, and one that comes after
 # the command returned 0 leaves a mount, which is unmounted.
+# daemon_ended OPTS: wait up to 10 s for the daemon started on $SRC $MNT
+# with "-o OPTS..." to exit; 1 if it still runs.
+daemon_ended() {
+	local i
+
+	for ((i = 0; i < 500; i++)); do
+		pgrep -f -- "$SRC $MNT -o $1" >/dev/null || return 0
+		sleep 0.02
+	done
+	return 1
+}
+
 say "checking that an interrupted start leaves nothing mounted"
 HP=/proc/sys/vm/nr_hugepages
 old_hp=$(cat "$HP")
@@ -154,11 +166,7 @@ PYEOF
 	else
 		stopped=$((stopped + 1))
 	fi
-	for ((i = 0; i < 500; i++)); do
-		pgrep -f -- "$SRC $MNT -o cache_size=1000M" >/dev/null || break
-		sleep 0.02
-	done
-	if pgrep -f -- "$SRC $MNT -o cache_size=1000M" >/dev/null; then
+	if ! daemon_ended cache_size=1000M; then
 		pkill -f -- "$SRC $MNT -o cache_size=1000M" # unmounts it
 		fail "interrupted after $d s: the daemon is still running"
 	fi
@@ -209,11 +217,7 @@ PYEOF
 		grep -q "stopped while starting; nothing is mounted" "$WORK/start.err" ||
 			fail "a start stopped by Ctrl-C said: $(cat "$WORK/start.err")"
 	fi
-	for ((i = 0; i < 500; i++)); do
-		pgrep -f -- "$SRC $MNT -o cache_size=64M" >/dev/null || break
-		sleep 0.02
-	done
-	! pgrep -f -- "$SRC $MNT -o cache_size=64M" >/dev/null ||
+	daemon_ended cache_size=64M ||
 		fail "the daemon runs on after its command was stopped and $MNT unmounted"
 done
 say "$kept of 12 left mounted (exit 0), the others stopped (nothing mounted)"

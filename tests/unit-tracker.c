@@ -25,11 +25,6 @@
 #define P 2
 #define WINDOW (W * P * B)
 
-static uint64_t rnd(uint64_t *s)
-{
-	return unit_rnd(s);
-}
-
 /* The positions (0 .. count-1) in the order the simulated loader reads them,
  * into pos[count].  Workers take turns at random. */
 static void simulate(uint64_t count, uint64_t *rs, uint32_t *pos)
@@ -79,7 +74,7 @@ static void stray(struct dsfs_tracker *t, uint64_t *rs, struct follow *f)
 	int r;
 
 	dsfs_tracker_state(t, &before);
-	r = dsfs_tracker_access(t, rnd(rs) % N);
+	r = dsfs_tracker_access(t, unit_rnd(rs) % N);
 	dsfs_tracker_state(t, &st);
 	f->strays++;
 	f->switches += r == DSFS_TRACK_NEXT_EPOCH;
@@ -102,7 +97,7 @@ static void follow_epoch(struct dsfs_tracker *t,
 
 	simulate(count, rs, pos);
 	for (k = 0; k < count; k++) {
-		while (stray_pct && rnd(rs) % 100 < stray_pct)
+		while (stray_pct && unit_rnd(rs) % 100 < stray_pct)
 			stray(t, rs, f);
 		int r = dsfs_tracker_access(t, o[pos[k]]);
 
@@ -289,7 +284,7 @@ static void test_hidden(void)
 			read[pos[k]] = true;
 			while (truth < count && read[truth])
 				truth++;
-			if (rnd(&rs) % 100 < 5)
+			if (unit_rnd(&rs) % 100 < 5)
 				continue;
 			int r = dsfs_tracker_access(t, o[pos[k]]);
 
@@ -356,7 +351,7 @@ static void test_recover(void)
 	unit_cfg(&c, DSFS_SAMPLER_TORCH_DISTRIBUTED, 123, 4);
 	CHECK(dsfs_tracker_new(&c, N, 3, false, 0, WINDOW, &t) == 0);
 	for (k = 0; k < 100; k++)
-		dsfs_tracker_access(t, rnd(&rs) % N);
+		dsfs_tracker_access(t, unit_rnd(&rs) % N);
 	dsfs_tracker_state(t, &st);
 	CHECK(st.detected == DSFS_TRACKER_LOST);
 	o = order_of(&c, 1, 3, &count);
