@@ -153,10 +153,11 @@ void dsfs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
  * the plan time of its next read in in->plan_when for the cache.  by_lookup:
  * the open's lookup reported it already; report it again only if that
  * report is old (the lookup's own read never came: the kernel served it,
- * and this read is of a later open). */
+ * and this read is of a later open).  pid: the process that opened it
+ * (fuse_req_ctx; it tells the loader from other programs). */
 struct dsfs_inode;
-void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in,
-		      bool by_lookup);
+void dsfs_note_access(struct dsfs_fs *fs, uint32_t pid,
+		      struct dsfs_inode *in, bool by_lookup);
 /* read.c */
 void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		  struct fuse_file_info *fi);

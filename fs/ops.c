@@ -130,8 +130,8 @@ static void note_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
  * (other loaders' opens in between), however busy the machine. */
 #define LOOKUP_READ_MAX 1024
 
-void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in,
-		      bool by_lookup)
+void dsfs_note_access(struct dsfs_fs *fs, uint32_t pid,
+		      struct dsfs_inode *in, bool by_lookup)
 {
 	char path[PATH_MAX];
 	struct dsfs_sched *sched = dsfs_sched_hold(fs);
@@ -144,7 +144,7 @@ void dsfs_note_access(struct dsfs_fs *fs, struct dsfs_inode *in,
 		dsfs_sched_unhold(fs);
 		return;
 	}
-	when = dsfs_sched_access(sched, path, &seq);
+	when = dsfs_sched_access(sched, path, pid, &seq);
 	/* Relaxed: hints for this file's next reads. */
 	__atomic_store_n(&in->plan_when, when, __ATOMIC_RELAXED);
 	__atomic_store_n(&in->report_seq, seq + 1, __ATOMIC_RELAXED);
@@ -181,7 +181,7 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct dsfs_fs *fs = dsfs_req_fs(req);
 	struct dsfs_inode *dir = dsfs_req_inode(req, parent), *in;
 	uint32_t replied = DSFS_LOOKUP_REPLIED,
-		 reporting = DSFS_LOOKUP_REPORTING;
+		 reporting = DSFS_LOOKUP_REPORTING, pid;
 	struct fuse_entry_param e;
 	char path[PATH_MAX];
 	struct stat st;
@@ -216,7 +216,9 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	/* The kernel may FORGET the inode as soon as it has the reply, so
-	 * hold a reference of our own until the report below is done. */
+	 * hold a reference of our own until the report below is done (and
+	 * req is gone with the reply: keep its caller). */
+	pid = (uint32_t)fuse_req_ctx(req)->pid;
 	dsfs_inodes_ref(fs->inodes, in, 1);
 	__atomic_store_n(&in->lookup_state, DSFS_LOOKUP_REPLIED,
 			 __ATOMIC_SEQ_CST);
@@ -228,7 +230,7 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (__atomic_compare_exchange_n(&in->lookup_state, &replied,
 					DSFS_LOOKUP_REPORTING, false,
 					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-		dsfs_note_access(fs, in, false);
+		dsfs_note_access(fs, pid, in, false);
 		__atomic_compare_exchange_n(&in->lookup_state, &reporting,
 					    DSFS_LOOKUP_REPORTED, false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);

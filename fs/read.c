@@ -147,8 +147,8 @@ static uint64_t plan_when(const struct dsfs_inode *in)
  * daemon: one from offset 0 again in the same open (a loader that reads a
  * header, seeks back and reads all) is not another open.
  */
-static void report_open(struct dsfs_fs *fs, struct dsfs_inode *in,
-			const struct fuse_file_info *fi)
+static void report_open(struct dsfs_fs *fs, fuse_req_t req,
+			struct dsfs_inode *in, const struct fuse_file_info *fi)
 {
 	uint32_t was;
 
@@ -158,7 +158,8 @@ static void report_open(struct dsfs_fs *fs, struct dsfs_inode *in,
 	was = __atomic_exchange_n(&in->lookup_state, DSFS_LOOKUP_NONE,
 				  __ATOMIC_SEQ_CST);
 	if (was != DSFS_LOOKUP_REPORTING)
-		dsfs_note_access(fs, in, was == DSFS_LOOKUP_REPORTED);
+		dsfs_note_access(fs, (uint32_t)fuse_req_ctx(req)->pid, in,
+				 was == DSFS_LOOKUP_REPORTED);
 }
 
 /* Fetch chunk ahead of any reader if absent; never waits. */
@@ -552,7 +553,7 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	dsfs_readahead_tune(fs); /* opens after READDIRPLUS skip LOOKUP */
 	if (!off)
-		report_open(fs, in, fi);
+		report_open(fs, req, in, fi);
 	err = serve_range(fs, in, fsize, (uint64_t)off, size, p, &n, &pos,
 			  &waited, &missed);
 	if (!err && pos < (uint64_t)off + size && n < MAX_CHUNKS_PER_READ &&

@@ -134,6 +134,7 @@ static void put_sched(struct doc *d, const struct dsfs_sched_stats *st)
 	put_u64(d, "plan.lead_bytes", st->lead_bytes);
 	put_u64(d, "plan.mispredictions", st->track.mispredictions);
 	put_u64(d, "plan.accesses", st->track.accesses);
+	put_u64(d, "plan.other_opens", st->other_opens);
 	put_u64(d, "plan.prefetch_bytes", st->prefetch_bytes);
 	if (st->discover)
 		put_seek(d, st);

@@ -23,6 +23,7 @@
 
 #include "beneath.h"
 #include "log.h"
+#include "readers.h"
 #include "scheduler.h"
 #include "seek.h"
 
@@ -82,6 +83,11 @@ struct dsfs_sched {
 	 * Protected by lock. */
 	struct dsfs_sampler_cfg sampler;
 	bool discovered;
+	/* The processes whose opens reach the plan: another program's are
+	 * left out while a loader follows (readers.h).  Under lock. */
+	struct dsfs_readers readers;
+	struct dsfs_ratelimit other_rl;	/* the lines naming them */
+	uint64_t other_opens;		/* left out; relaxed atomic */
 };
 
 struct fetch {
@@ -1169,7 +1175,88 @@ static void guesses_end_locked(struct dsfs_sched *s)
 	}
 }
 
-static void access_locked(struct dsfs_sched *s, uint64_t idx)
+/* Whether every local rank follows its loader (none lost or detecting). */
+static bool all_follow_locked(struct dsfs_sched *s)
+{
+	struct dsfs_tracker_state st;
+	uint32_t i;
+
+	for (i = 0; i < s->nranks; i++) {
+		if (!s->ranks[i].t)
+			return false;
+		dsfs_tracker_state(s->ranks[i].t, &st);
+		if (st.detected != DSFS_TRACKER_CONFIGURED &&
+		    st.detected != DSFS_TRACKER_DETECTED)
+			return false;
+	}
+	return true;
+}
+
+/* The command name of process pid, or "?". */
+static void proc_name(uint32_t pid, char *buf, size_t len)
+{
+	char path[32];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		n = snprintf(buf, len, "?");
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+_Static_assert(DSFS_TRACKER_NEVER == DSFS_READERS_NOWHERE,
+	       "a plan time the tracker has not is one readers.h has not");
+
+/*
+ * Whether process pid's open of idx (routed to r) is left out of the plan
+ * (readers.h), only while every rank follows its loader.  A loader's
+ * process moves on through r's plan by at most a sixteenth of an epoch
+ * from one of its opens to the next (a quarter of the window: DataLoader
+ * workers jump further only between their batches), and at least 64
+ * positions.  Logs each process judged another program.
+ */
+static bool other_reader_locked(struct dsfs_sched *s, struct srank *r,
+				uint64_t idx, uint32_t pid)
+{
+	enum dsfs_reader_verdict v;
+	struct dsfs_tracker_state st;
+	struct dsfs_reader_open o;
+	struct timespec ts;
+	uint64_t missed;
+	char name[32];
+
+	if (!pid || !all_follow_locked(s))
+		return false;
+	dsfs_tracker_state(r->t, &st);
+	o.span = dsfs_tracker_window_for(st.count) / 4;
+	if (o.span < 64)
+		o.span = 64;
+	o.when = dsfs_tracker_next_use(r->t, idx);
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	v = dsfs_readers_note(&s->readers, pid, &o,
+			      (uint64_t)ts.tv_sec * 1000000000u +
+			      (uint64_t)ts.tv_nsec);
+	if (v == DSFS_READER_FEED)
+		return false;
+	__atomic_add_fetch(&s->other_opens, 1, __ATOMIC_RELAXED);
+	if (v == DSFS_READER_LEAVE_NEW &&
+	    dsfs_ratelimit(&s->other_rl, &missed)) {
+		proc_name(pid, name, sizeof(name));
+		dsfs_info("plan: process %u (%s) reads the data set out of the plan's order while the loader follows it: its opens are left out of the plan%s",
+			  pid, name,
+			  missed ? " (some such lines not logged)" : "");
+	}
+	return true;
+}
+
+static void access_locked(struct dsfs_sched *s, uint64_t idx, uint32_t pid)
 {
 	struct srank *r = route_locked(s, idx);
 	struct dsfs_tracker_state was, now;
@@ -1179,7 +1266,7 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 		seek_access_locked(s, idx);
 		return;
 	}
-	if (!r->t)
+	if (!r->t || other_reader_locked(s, r, idx, pid))
 		return;
 	dsfs_tracker_state(r->t, &was);
 	got = dsfs_tracker_access(r->t, idx);
@@ -1199,6 +1286,9 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 			now.accesses = was.accesses + 1; /* logged: the group's */
 		}
 	}
+	/* Lost or found: every process is judged afresh. */
+	if (now.detected != was.detected)
+		dsfs_readers_clear(&s->readers);
 	/* (A lost tracker's candidates moving on an epoch is no news.) */
 	if (now.detected != was.detected ||
 	    (now.epoch != was.epoch && now.detected != DSFS_TRACKER_DETECTING &&
@@ -1219,7 +1309,7 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx)
 }
 
 uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
-			   uint64_t *seq)
+			   uint32_t pid, uint64_t *seq)
 {
 	const char *rel = path;
 	uint64_t idx, when;
@@ -1239,7 +1329,7 @@ uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 	/* Relaxed: dsfs_sched_recent reads it without the lock. */
 	__atomic_store_n(&s->reports, s->reports + 1, __ATOMIC_RELAXED);
 	*seq = s->reports;
-	access_locked(s, idx);
+	access_locked(s, idx, pid);
 	when = next_use_locked(s, idx);
 	pthread_mutex_unlock(&s->lock);
 	return when;
@@ -1347,4 +1437,5 @@ void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st)
 	st->prefetch_bytes = __atomic_load_n(&s->prefetch_bytes, __ATOMIC_RELAXED);
 	st->prefetch_errors = __atomic_load_n(&s->prefetch_errors,
 					      __ATOMIC_RELAXED);
+	st->other_opens = __atomic_load_n(&s->other_opens, __ATOMIC_RELAXED);
 }

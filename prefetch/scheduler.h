@@ -97,6 +97,7 @@ struct dsfs_sched_stats {
 	uint64_t lead_bytes;
 	uint64_t prefetch_bytes; /* bytes fetched by the plan */
 	uint64_t prefetch_errors;
+	uint64_t other_opens;	/* opens left out: other programs' */
 	bool discover;		/* seed=discover: seek is valid */
 	struct dsfs_seek_stats seek;
 	uint32_t nranks;	/* local ranks; the first
@@ -109,15 +110,17 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out);
 /* Stop the thread and wait for its reads in flight. */
 void dsfs_sched_stop(struct dsfs_sched *s);
 /*
- * The loader opened path (relative to SOURCE); ignored outside the plan's
- * dataset directory.  One call per open: the caller tells a second open
- * from a second read of the same one.  Returns the plan time of that sample's next read
- * after this one, for dsfs_cache_get_at() on the reader's lookups
- * (DSFS_CACHE_NEVER: not a planned sample, or no plan followed), and sets
- * *seq to this report's number, for dsfs_sched_recent().
+ * Process pid (0: not known) opened path (relative to SOURCE); ignored
+ * outside the plan's dataset directory, and left out of the plan when pid
+ * reads out of its order while the loader follows it (readers.h).  One
+ * call per open: the caller tells a second open from a second read of the
+ * same one.  Returns the plan time of that sample's next read after this
+ * one, for dsfs_cache_get_at() on the reader's lookups (DSFS_CACHE_NEVER:
+ * not a planned sample, or no plan followed), and sets *seq to this
+ * report's number, for dsfs_sched_recent().
  */
 uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
-			   uint64_t *seq);
+			   uint32_t pid, uint64_t *seq);
 /* Whether report seq is among the latest `within`.  Any thread, no lock. */
 bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq, uint64_t within);
 /*

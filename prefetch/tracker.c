@@ -317,6 +317,25 @@ static uint32_t next_start_pos(struct dsfs_tracker *t, uint64_t idx)
 	return p != NO_POS && p < vote_span(t) ? p : NO_POS;
 }
 
+/*
+ * Whether unseen position p of idx, which the window places, is taken for
+ * a vote for the next epoch instead: the loader's furthest open is at the
+ * end of the epoch, p is behind the low-water mark (given up: the kernel
+ * served it), and idx sits at the next epoch's start.  With push the
+ * kernel serves most of an epoch, whose positions are never seen; the next
+ * epoch's first opens would land on them, be placed as late opens of this
+ * one, and never add up to the votes of a switch.  Only once the next
+ * epoch is known (the scheduler prepares it ahead).  O(1).
+ */
+static bool next_known(const struct dsfs_tracker *t);
+static bool rather_next(const struct dsfs_tracker *t, uint64_t idx,
+			uint32_t p)
+{
+	return p < t->low && next_known(t) &&
+	       t->frontier + GIVEUP_MIN >= t->cur.count &&
+	       t->next.inv[idx] != NO_POS && t->next.inv[idx] < vote_span(t);
+}
+
 /* Record one result in the miss history; may make the tracker lost. */
 static void record(struct dsfs_tracker *t, bool miss)
 {
@@ -684,7 +703,8 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 	}
 	if (t->mode != DSFS_TRACKER_LOST) {
 		p = unseen_pos(t, idx);
-		if (p != NO_POS && in_window(t, p)) {
+		if (p != NO_POS && in_window(t, p) &&
+		    !rather_next(t, idx, p)) {
 			mark_seen(t, p);
 			t->nvotes = 0;
 			record(t, false);
@@ -904,7 +924,7 @@ int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx)
 		return next || t->cur.inv[idx] != NO_POS ? DSFS_CLAIM_LATER :
 							   DSFS_CLAIM_NONE;
 	p = unseen_pos(t, idx);
-	if (p != NO_POS && in_window(t, p))
+	if (p != NO_POS && in_window(t, p) && !rather_next(t, idx, p))
 		return DSFS_CLAIM_NOW;
 	if (next && t->next.inv[idx] < vote_span(t))
 		return DSFS_CLAIM_NEXT_START;

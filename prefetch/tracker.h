@@ -158,9 +158,14 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  *
  * Tracking (configured or detected), with W the window and F the frontier:
  * IN_PLAN when one of idx's positions in the current order is unseen and in
- * [F - 2W, F + W) ([0, W) before any).  Positions more than 2W behind F
- * are given up (reads served by the page cache never come):
- * the low-water mark passes them.  NEXT_EPOCH when idx is not placeable but
+ * [F - 2W, F + W) ([0, W) before any), unless F is within 64 of the
+ * epoch's end, that position is behind the low-water mark and idx sits in
+ * the first W positions of the next epoch (known already): then it is a
+ * vote for the next epoch, as below (with push, the kernel serves most of
+ * an epoch, and the next epoch's first opens land on positions never
+ * seen).  Positions further behind F than twice the opens' recent lag
+ * plus 64 (at most 2W) are given up (reads served by the page cache never
+ * come): the low-water mark passes them.  NEXT_EPOCH when idx is not placeable but
  * sits in the first W positions of the next epoch, and: the low-water mark
  * reached the end of the current epoch; or it is >= 90% seen and the access
  * before was such an access too (so that one stray cannot switch); or,

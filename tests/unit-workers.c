@@ -9,8 +9,9 @@
  * workers).  The epoch is detected at the job's start and followed over 3
  * epochs with no misprediction; a loader of another seed is still lost.
  * With push (only every 8th open seen) dsfs_tracker_low_every() finds
- * where the loader is; holes in an in-order loader's opens are given up
- * soon.
+ * where the loader is; epochs still switch, for a loader of one process
+ * too (ImageFolder with num_workers=0); holes in an in-order loader's opens
+ * are given up soon.
  * No mount; single-threaded.
  */
 #include "config.h"
@@ -137,6 +138,61 @@ static void test_low_every(void)
 }
 
 /*
+ * With push, epochs of count samples read by nw workers (0: one process
+ * in order), 3 of them: the daemon sees every 8th position's open, and the
+ * next epoch's first opens land on positions of this one the kernel served
+ * (never seen, behind the low-water mark), which must not be taken for
+ * late opens of this epoch.  Each epoch switches, never lost, and only the
+ * votes before a switch miss.
+ */
+static void push_epochs(uint64_t count, unsigned nw)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 5, n, k, e, lost = 0;
+	uint32_t *pos = calloc(count, sizeof(*pos)), *o;
+
+	unit_cfg(&c, DSFS_SAMPLER_PYTHON_SHUFFLE, 11, 1);
+	CHECK(dsfs_tracker_new(&c, count, 0, false, 0,
+			       dsfs_tracker_window_for(count), &t) == 0);
+	for (e = 0; e < 3; e++) {
+		o = unit_order(&c, count, e, 0, &n);
+		if (nw)
+			simulate(n, nw, &rs, pos);
+		else
+			for (k = 0; k < n; k++)
+				pos[k] = (uint32_t)k;
+		for (k = 0; k < n; k++) {
+			if (pos[k] % 8)
+				continue;
+			dsfs_tracker_prepare_next(t); /* the scheduler's */
+			dsfs_tracker_access(t, o[pos[k]]);
+			dsfs_tracker_state(t, &st);
+			lost += st.detected == DSFS_TRACKER_LOST;
+		}
+		free(o);
+	}
+	dsfs_tracker_state(t, &st);
+	fprintf(stderr, "push, %llu samples, %u workers: epoch %llu, %llu mispredictions, lost %llu times\n",
+		(unsigned long long)count, nw, (unsigned long long)st.epoch,
+		(unsigned long long)st.mispredictions,
+		(unsigned long long)lost);
+	CHECK(st.epoch == 2 && lost == 0);
+	CHECK(st.mispredictions <= 2 * 2 * 16);
+	free(pos);
+	dsfs_tracker_free(t);
+}
+
+static void test_push_epochs(void)
+{
+	push_epochs(4000, 0);
+	push_epochs(N, 0);
+	push_epochs(4000, 2);
+	push_epochs(N, 8);
+}
+
+/*
  * A loader reading in order whose every 10th open the daemon does not see
  * (the kernel served it from a page it kept): once its opens show they
  * come in order, the low-water mark (the prefetch's and the cache's plan
@@ -206,6 +262,7 @@ int main(void)
 	run_workers(8);
 	run_workers(16);
 	test_low_every();
+	test_push_epochs();
 	test_holes();
 	test_wrong_seed();
 	return UNIT_DONE();

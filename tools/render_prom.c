@@ -98,6 +98,8 @@ static const struct metric metrics[] = {
 	  "Opens the plan could not place (restarts from 0 when the plan changes)." },
 	{ "plan.accesses", "dsfs_plan_accesses_total", COUNTER,
 	  "Opens reported to the plan (restarts from 0 when the plan changes)." },
+	{ "plan.other_opens", "dsfs_plan_other_opens_total", COUNTER,
+	  "Opens by other programs reading out of the plan's order, left out of it (restarts from 0 when the plan changes)." },
 	{ "plan.prefetch_bytes", "dsfs_plan_prefetch_bytes_total", COUNTER,
 	  "Bytes the plan in force fetched ahead (restarts from 0 when the plan changes)." },
 };

@@ -110,6 +110,8 @@ void dsfs_render_plan(const struct dsfs_snap *s)
 	printf(ROW "%.0f of %.0f opens\n", "mispredictions",
 	       dsfs_snap_num(s, "plan.mispredictions"),
 	       dsfs_snap_num(s, "plan.accesses"));
+	printf(ROW "%.0f opens left out of the plan\n", "other readers",
+	       dsfs_snap_num(s, "plan.other_opens"));
 	if (dsfs_snap_get(s, "plan.searches"))
 		printf(ROW "%.0f searches, %.0f found, %.1f s in all\n",
 		       "seed search", dsfs_snap_num(s, "plan.searches"),

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Which processes follow the plan (see readers.h).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "readers.h"
+
+void dsfs_readers_clear(struct dsfs_readers *rs)
+{
+	memset(rs, 0, sizeof(*rs));
+}
+
+/* pid's slot, or the slot it takes (free, else the least recently seen). */
+static struct dsfs_reader *slot_of(struct dsfs_readers *rs, uint32_t pid)
+{
+	struct dsfs_reader *old = &rs->r[0];
+	unsigned i;
+
+	for (i = 0; i < DSFS_READERS_MAX; i++) {
+		const struct dsfs_reader *r = &rs->r[i];
+
+		if (r->pid == pid)
+			return &rs->r[i];
+		if (old->pid && (!r->pid || r->seen_ns < old->seen_ns))
+			old = &rs->r[i];
+	}
+	memset(old, 0, sizeof(*old));
+	old->pid = pid;
+	return old;
+}
+
+static bool misses_on(const struct dsfs_reader *r)
+{
+	uint32_t mask = r->opens >= 32 ? UINT32_MAX : (1u << r->opens) - 1;
+
+	return r->opens >= DSFS_READERS_JUDGE &&
+	       (unsigned)__builtin_popcount(r->placed & mask) * 4 <= r->opens;
+}
+
+/* Whether r is judged to follow the plan. */
+static bool follows(const struct dsfs_reader *r)
+{
+	return r->opens >= DSFS_READERS_JUDGE && !misses_on(r);
+}
+
+/*
+ * Where the processes other than r that follow the plan are: the furthest
+ * plan time of those judged, not missing on, that placed an open lately;
+ * DSFS_READERS_NOWHERE when none does.  Foreign opens fed to a tracker
+ * move its frontier, so a newcomer is placed against this instead.
+ */
+static uint64_t followers_at(const struct dsfs_readers *rs,
+			     const struct dsfs_reader *r, uint64_t now_ns)
+{
+	uint64_t at = DSFS_READERS_NOWHERE;
+	unsigned i;
+
+	for (i = 0; i < DSFS_READERS_MAX; i++) {
+		const struct dsfs_reader *o = &rs->r[i];
+
+		if (o == r || !o->pid || !o->placed_ns ||
+		    now_ns - o->placed_ns > DSFS_READERS_FOLLOW_NS ||
+		    !follows(o) || o->when == DSFS_READERS_NOWHERE)
+			continue;
+		if (at == DSFS_READERS_NOWHERE || o->when > at)
+			at = o->when;
+	}
+	return at;
+}
+
+/*
+ * Whether an open at plan time `when` moves process r on through the plan
+ * a little: past its last open by at most span (r's first: anywhere), and,
+ * unless r follows, at most span past the followers' place `at` (anywhere
+ * behind it: a place they passed unseen).  A program reading in its own
+ * order lands there now and then by chance, rarely both.
+ */
+static bool placed(const struct dsfs_reader *r, uint64_t when, uint64_t span,
+		   uint64_t at)
+{
+	if (when == DSFS_READERS_NOWHERE)
+		return false;
+	if (!follows(r) && at != DSFS_READERS_NOWHERE && when > at &&
+	    when - at > span)
+		return false;
+	if (!r->opens || r->when == DSFS_READERS_NOWHERE)
+		return true;
+	return when > r->when && when - r->when <= span;
+}
+
+enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
+					   uint32_t pid,
+					   const struct dsfs_reader_open *o,
+					   uint64_t now_ns)
+{
+	struct dsfs_reader *r;
+	uint64_t at;
+	bool on, was;
+
+	if (!pid)
+		return DSFS_READER_FEED;
+	r = slot_of(rs, pid);
+	at = followers_at(rs, r, now_ns);
+	on = placed(r, o->when, o->span, at);
+	r->when = o->when;
+	r->seen_ns = now_ns;
+	r->placed = r->placed << 1 | on;
+	if (r->opens < DSFS_READERS_HISTORY)
+		r->opens++;
+	if (on)
+		r->placed_ns = now_ns;
+	/* Another process follows: leave out a newcomer's stray opens and
+	 * every open of a process judged another program. */
+	if (at == DSFS_READERS_NOWHERE || follows(r) ||
+	    (!misses_on(r) && on))
+		return DSFS_READER_FEED;
+	if (!misses_on(r))
+		return DSFS_READER_LEAVE;
+	was = r->other;
+	r->other = true;
+	return was ? DSFS_READER_LEAVE : DSFS_READER_LEAVE_NEW;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Which processes follow the plan.  A program that reads the data set
+ * beside the loader (tar, sha1sum, rsync, a second job with another seed)
+ * opens samples out of the plan's order; fed to the trackers, its opens
+ * would take places the loader has yet to read (a tracker's window is up
+ * to a quarter of the epoch) and drag its frontier ahead, and the
+ * loader's own opens would then miss until the plan is lost.
+ *
+ * The scheduler notes every open with the process that made it (FUSE
+ * gives the caller's pid) and the plan time of the sample's next read.  An
+ * open is placed when it moves its process on through the plan a little
+ * (at most span; a process's first open: at most span past the furthest
+ * place of the processes that follow).  A DataLoader worker reads its batches in order (with push,
+ * every 8th sample reaches dsfs) and jumps over the other workers' batches
+ * between its own; another program's opens land anywhere.  While another
+ * process follows the plan, an open that is not placed is left out when
+ * its process is new (fewer than DSFS_READERS_JUDGE opens), and every open
+ * of a process judged another program (at most a quarter of its last
+ * opens placed) is left out.
+ *
+ * When no other process follows (a wrong seed, a new job after the old
+ * one ended) nothing is left out, and the trackers lose and find the
+ * loader as before.  Not thread-safe: the caller locks.
+ */
+#ifndef DSFS_READERS_H
+#define DSFS_READERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Processes remembered; the least recently seen gives way. */
+#define DSFS_READERS_MAX 64
+/* A process is judged on its last this many opens (a bit each)... */
+#define DSFS_READERS_HISTORY 32
+/* ... once it made at least this many. */
+#define DSFS_READERS_JUDGE 8
+/* Another process follows when it placed an open within this long. */
+#define DSFS_READERS_FOLLOW_NS 1000000000ULL
+/* No plan time: the plan cannot place the open. */
+#define DSFS_READERS_NOWHERE UINT64_MAX
+
+/* Where an open lands in the plan (plan times: epoch * count + position). */
+struct dsfs_reader_open {
+	uint64_t when;		/* the sample's next read; NOWHERE: none */
+	uint64_t span;		/* how far a process moves on, at most */
+};
+
+struct dsfs_reader {
+	uint32_t pid;		/* 0: a free slot */
+	uint32_t placed;	/* last opens, newest in bit 0: 1 placed */
+	uint32_t opens;		/* opens noted, up to DSFS_READERS_HISTORY */
+	bool other;		/* judged another program (logged) */
+	uint64_t seen_ns;	/* its latest open */
+	uint64_t placed_ns;	/* its latest placed open; 0: none */
+	uint64_t when;		/* its latest open's plan time */
+};
+
+struct dsfs_readers {
+	struct dsfs_reader r[DSFS_READERS_MAX];
+};
+
+/* What dsfs_readers_note() decided. */
+enum dsfs_reader_verdict {
+	DSFS_READER_FEED,	/* give the open to the plan */
+	DSFS_READER_LEAVE,	/* leave it out */
+	DSFS_READER_LEAVE_NEW,	/* the same, and pid is newly judged
+				   another program (say so) */
+};
+
+/* Forget every process.  Zero-initialised is empty. */
+void dsfs_readers_clear(struct dsfs_readers *rs);
+
+/*
+ * Process pid opened a sample at now_ns, landing at *o: FEED, or LEAVE
+ * as the file's comment says.  pid 0 (a caller outside the daemon's pid
+ * namespace) is always fed.  O(DSFS_READERS_MAX).
+ */
+enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
+					   uint32_t pid,
+					   const struct dsfs_reader_open *o,
+					   uint64_t now_ns);
+
+#endif

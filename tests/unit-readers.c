@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * unit-readers: prefetch/readers tells a program reading the data set out
+ * of the plan's order from the loader's processes.  Its opens are left out
+ * while another process follows (one a process on probation, then all once
+ * judged), and never a loader's: DataLoader workers of their own, jumping
+ * over each other's batches, new ones each epoch.  Nothing is left out
+ * with no follower, nor for pid 0; a process per file is left out too.
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "readers.h"
+#include "unit-check.h"
+
+#define MS 1000000ULL
+#define COUNT 4000	/* samples in an epoch */
+#define SPAN 250	/* how far a process may move on */
+
+static uint64_t front;	/* the furthest plan time placed */
+static uint64_t at;	/* the loader's */
+static uint64_t now = MS;
+
+/* A plan time anywhere in the two epochs from the loader's place, as
+ * another program's opens land: the next read of a sample the loader read
+ * already is in the next epoch. */
+static uint64_t anywhere(void)
+{
+	static uint64_t x = 88172645463325252ULL;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return at + x % (2 * COUNT);
+}
+
+/* One open of pid at plan time when, a millisecond after the last. */
+static enum dsfs_reader_verdict note(struct dsfs_readers *rs, uint32_t pid,
+				     uint64_t when)
+{
+	struct dsfs_reader_open o = { when, SPAN };
+	enum dsfs_reader_verdict v;
+
+	now += MS;
+	v = dsfs_readers_note(rs, pid, &o, now);
+	/* A tracker places a fed open at most a window (a quarter of the
+	 * epoch) past its frontier. */
+	if (v == DSFS_READER_FEED && when > front && when - front < COUNT / 4)
+		front = when;
+	return v;
+}
+
+/* n opens of pid at when, when + step, ... (step 0: anywhere); how many
+ * were left out. */
+static unsigned opens_at(struct dsfs_readers *rs, uint32_t pid,
+			 uint64_t when, uint64_t step, unsigned n)
+{
+	unsigned left = 0, i;
+
+	for (i = 0; i < n; i++)
+		left += note(rs, pid, step ? when + i * step : anywhere()) !=
+			DSFS_READER_FEED;
+	return left;
+}
+
+/* The loader's next n opens, a position on each. */
+static unsigned loader(struct dsfs_readers *rs, uint32_t pid, unsigned n)
+{
+	unsigned left = opens_at(rs, pid, at + 1, 1, n);
+
+	at += n;
+	return left;
+}
+
+static void reset(struct dsfs_readers *rs)
+{
+	dsfs_readers_clear(rs);
+	front = at = 0;
+}
+
+/* A loader (pid 100) and tar (pid 200, its opens anywhere in the plan)
+ * taking turns: nearly all of tar's opens are left out, it is said to be
+ * another program once; the loader's never. */
+static void test_tar_beside_loader(void)
+{
+	struct dsfs_readers rs;
+	unsigned i, left = 0, news = 0;
+	enum dsfs_reader_verdict v;
+
+	reset(&rs);
+	CHECK(!loader(&rs, 100, DSFS_READERS_JUDGE));
+	for (i = 0; i < 1000; i++) {
+		CHECK(!loader(&rs, 100, 1));
+		v = note(&rs, 200, anywhere());
+		left += v != DSFS_READER_FEED;
+		news += v == DSFS_READER_LEAVE_NEW;
+	}
+	CHECK(left >= 980);
+	CHECK(news == 1);
+	/* An open of tar's that lands right changes nothing. */
+	CHECK(opens_at(&rs, 200, at + 1, 1, 1) == 1);
+}
+
+/* With no other process following (a wrong seed; a new job once the old
+ * one is gone) nothing is left out. */
+static void test_no_follower(void)
+{
+	struct dsfs_readers rs;
+
+	reset(&rs);
+	CHECK(!opens_at(&rs, 300, 0, 0, 500));
+	CHECK(!opens_at(&rs, 301, 0, 0, 500));
+	/* A loader follows (once judged), then ends: its last placed open
+	 * goes stale after DSFS_READERS_FOLLOW_NS. */
+	CHECK(!loader(&rs, 100, 50));
+	CHECK(opens_at(&rs, 300, 0, 0, 100) == 100);
+	now += DSFS_READERS_FOLLOW_NS;
+	CHECK(!opens_at(&rs, 300, 0, 0, 100));
+	/* A process that itself misses on does not count. */
+	CHECK(!opens_at(&rs, 301, 0, 0, 100));
+	/* Nor one not yet judged. */
+	CHECK(!loader(&rs, 101, DSFS_READERS_JUDGE - 1));
+	CHECK(!opens_at(&rs, 302, 0, 0, 100));
+	/* pid 0 (not known) is always fed. */
+	CHECK(!loader(&rs, 100, 10));
+	CHECK(!opens_at(&rs, 0, 0, 0, 100));
+}
+
+/* A DataLoader of `workers` workers of batch 64, with push (every 8th
+ * open reported): worker w reads batches w, w + workers, ...; they take
+ * turns a batch at a time; a new set of workers each epoch, the old ones
+ * fresh in the table.  How many opens were left out in 20 epochs. */
+static unsigned dataloader(unsigned workers)
+{
+	struct dsfs_readers rs;
+	unsigned epoch, batch, w, i, left = 0;
+
+	reset(&rs);
+	for (epoch = 0; epoch < 20; epoch++)
+		for (batch = 0; batch < COUNT / 64; batch += workers)
+			for (w = 0; w < workers && batch + w < COUNT / 64; w++)
+				for (i = 0; i < 64; i += 8)
+					left += note(&rs,
+						     1000 + epoch * workers + w,
+						     (uint64_t)epoch * COUNT +
+						     (batch + w) * 64 + i) !=
+						DSFS_READER_FEED;
+	return left;
+}
+
+/* Workers whose jumps fit the span: nothing left out.  Jumps past it: at
+ * most a new worker's first open each epoch (its batch begins further
+ * than span past the front), and the rest fed. */
+static void test_workers(void)
+{
+	struct dsfs_readers rs;
+
+	CHECK(dataloader(4) == 0);
+	CHECK(dataloader(8) <= 20 * 4);
+	/* A process whose opens go back is not placed (its first, behind
+	 * the front, is: the loader's place passed it unseen). */
+	reset(&rs);
+	CHECK(!loader(&rs, 100, 40));
+	CHECK(opens_at(&rs, 200, at - 1, -1ULL, 20) == 19);
+}
+
+/* A process judged another program that starts following (it was a
+ * worker after all) is fed again once more than a quarter of its last
+ * opens are placed. */
+static void test_recovers(void)
+{
+	struct dsfs_readers rs;
+	unsigned i, fed = 0;
+
+	reset(&rs);
+	for (i = 0; i < 100; i++) {
+		loader(&rs, 100, 1);
+		note(&rs, 200, anywhere());
+	}
+	CHECK(note(&rs, 200, anywhere()) != DSFS_READER_FEED);
+	for (i = 0; i < 32; i++) {
+		loader(&rs, 100, 1);
+		fed += note(&rs, 200, at + 1) == DSFS_READER_FEED;
+	}
+	CHECK(fed >= 23);
+}
+
+/* More processes than slots: a process per file (find -exec cat), one
+ * open each, anywhere.  The loader, seen all along, keeps its slot and
+ * is never left out; nearly every one-shot open is left out (its first
+ * open does not land near the front), and tar beside them is judged. */
+static void test_many(void)
+{
+	struct dsfs_readers rs;
+	unsigned i, left = 0, shots = 0;
+
+	reset(&rs);
+	for (i = 0; i < 10000; i++) {
+		left += loader(&rs, 100, 1);
+		shots += note(&rs, 5000 + i, anywhere()) != DSFS_READER_FEED;
+	}
+	CHECK(left == 0);
+	CHECK(shots >= 9000);
+	CHECK(opens_at(&rs, 200, 0, 0, 100) >= 90);
+	CHECK(!loader(&rs, 100, 1));
+	/* Cleared: every process is new again, and with no judged follower
+	 * nothing is left out. */
+	dsfs_readers_clear(&rs);
+	CHECK(!opens_at(&rs, 200, 0, 0, 100));
+}
+
+int main(void)
+{
+	test_tar_beside_loader();
+	test_no_follower();
+	test_workers();
+	test_recovers();
+	test_many();
+	return UNIT_DONE();
+}
