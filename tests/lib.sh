@@ -428,6 +428,13 @@ cleanup() {
 		kill -TERM "${DSFS_PID[$m]}" 2>/dev/null
 		reap "$m"
 	done
+	# Mounts below WORK a failed check lost track of, deepest first.
+	if [[ -n $WORK ]]; then
+		while read -r m; do
+			[[ $m == "$VOL" ]] || umount -l "$m" 2>/dev/null
+		done < <(awk -v w="$WORK/" 'index($5, w) == 1 { print $5 }' \
+			 /proc/self/mountinfo | sort -r)
+	fi
 	if [[ -n $VOL ]] && is_mounted "$VOL"; then
 		umount "$VOL" || umount -l "$VOL"
 	fi

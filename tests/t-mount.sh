@@ -197,8 +197,11 @@ def mounted():
         return any(line.split()[4] == mnt for line in f)
 deadline = time.monotonic() + 60
 while not mounted() and time.monotonic() < deadline:
-    if os.waitpid(pid, os.WNOHANG)[0]:
-        sys.exit(3)  # the command ended before the mount appeared
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        # Between the two looks the mount may have appeared and the
+        # command finished (a start too quick to interrupt: exit 0).
+        sys.exit(0 if status == 0 and mounted() else 3)
 if answered == "1":
     try:
         os.stat(mnt)  # waits for INIT
