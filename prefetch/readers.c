@@ -73,22 +73,24 @@ static uint64_t followers_at(const struct dsfs_readers *rs,
 
 /*
  * Whether an open at plan time `when` moves process r on through the plan
- * a little: past its last open by at most span (r's first: anywhere), and,
- * unless r follows, at most span past the followers' place `at` (anywhere
- * behind it: a place they passed unseen).  A program reading in its own
- * order lands there now and then by chance, rarely both.
+ * a little: past its last open by at most o->span (r's first: anywhere),
+ * and, unless r follows, at most o->near past the followers' place `at`
+ * (anywhere behind it: a place they passed unseen).  A program reading in
+ * its own order lands there now and then by chance, rarely both.
  */
-static bool placed(const struct dsfs_reader *r, uint64_t when, uint64_t span,
-		   uint64_t at)
+static bool placed(const struct dsfs_reader *r,
+		   const struct dsfs_reader_open *o, uint64_t at)
 {
+	uint64_t when = o->when;
+
 	if (when == DSFS_READERS_NOWHERE)
 		return false;
 	if (!follows(r) && at != DSFS_READERS_NOWHERE && when > at &&
-	    when - at > span)
+	    when - at > o->near)
 		return false;
 	if (!r->opens || r->when == DSFS_READERS_NOWHERE)
 		return true;
-	return when > r->when && when - r->when <= span;
+	return when > r->when && when - r->when <= o->span;
 }
 
 enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
@@ -104,7 +106,7 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 		return DSFS_READER_FEED;
 	r = slot_of(rs, pid);
 	at = followers_at(rs, r, now_ns);
-	on = placed(r, o->when, o->span, at);
+	on = placed(r, o, at);
 	r->when = o->when;
 	r->seen_ns = now_ns;
 	r->placed = r->placed << 1 | on;
@@ -112,10 +114,13 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 		r->opens++;
 	if (on)
 		r->placed_ns = now_ns;
-	/* Another process follows: leave out a newcomer's stray opens and
-	 * every open of a process judged another program. */
+	/* Another process follows: leave out a newcomer's opens that land
+	 * far past it (they would drag the frontier), and every open of a
+	 * process judged another program. */
 	if (at == DSFS_READERS_NOWHERE || follows(r) ||
-	    (!misses_on(r) && on))
+	    (!misses_on(r) &&
+	     (on || (o->when != DSFS_READERS_NOWHERE &&
+		     (o->when <= at || o->when - at <= o->near)))))
 		return DSFS_READER_FEED;
 	if (!misses_on(r))
 		return DSFS_READER_LEAVE;

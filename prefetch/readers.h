@@ -10,14 +10,18 @@
  * The scheduler notes every open with the process that made it (FUSE
  * gives the caller's pid) and the plan time of the sample's next read.  An
  * open is placed when it moves its process on through the plan a little
- * (at most span; a process's first open: at most span past the furthest
- * place of the processes that follow).  A DataLoader worker reads its batches in order (with push,
+ * (at most span), and, unless it follows, lands at most `near` past the
+ * furthest place of the processes that follow (a new DataLoader worker
+ * starts a batch or more ahead of the others: up to the trackers'
+ * window).  A DataLoader worker reads its batches in order (with push,
  * every 8th sample reaches dsfs) and jumps over the other workers' batches
  * between its own; another program's opens land anywhere.  While another
- * process follows the plan, an open that is not placed is left out when
- * its process is new (fewer than DSFS_READERS_JUDGE opens), and every open
- * of a process judged another program (at most a quarter of its last
- * opens placed) is left out.
+ * process follows the plan, an open of a process new to it (fewer than
+ * DSFS_READERS_JUDGE opens) is left out when it lands more than `near`
+ * past the followers' place, and every open of a process judged another
+ * program (at most a quarter of its last opens placed) is left out.  The
+ * caller clears the table when an epoch begins: the new epoch's workers,
+ * whose first opens straddle two epochs' plan times, are judged afresh.
  *
  * When no other process follows (a wrong seed, a new job after the old
  * one ended) nothing is left out, and the trackers lose and find the
@@ -44,6 +48,7 @@
 struct dsfs_reader_open {
 	uint64_t when;		/* the sample's next read; NOWHERE: none */
 	uint64_t span;		/* how far a process moves on, at most */
+	uint64_t near;		/* how far past the followers' place */
 };
 
 struct dsfs_reader {

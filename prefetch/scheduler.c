@@ -1220,7 +1220,8 @@ _Static_assert(DSFS_TRACKER_NEVER == DSFS_READERS_NOWHERE,
  * process moves on through r's plan by at most a sixteenth of an epoch
  * from one of its opens to the next (a quarter of the window: DataLoader
  * workers jump further only between their batches), and at least 64
- * positions.  Logs each process judged another program.
+ * positions; a new one starts within the window past the others.  Logs
+ * each process judged another program.
  */
 static bool other_reader_locked(struct dsfs_sched *s, struct srank *r,
 				uint64_t idx, uint32_t pid)
@@ -1235,10 +1236,11 @@ static bool other_reader_locked(struct dsfs_sched *s, struct srank *r,
 	if (!pid || !all_follow_locked(s))
 		return false;
 	dsfs_tracker_state(r->t, &st);
-	o.span = dsfs_tracker_window_for(st.count) / 4;
+	o.near = dsfs_tracker_window_for(st.count);
+	o.span = o.near / 4;
 	if (o.span < 64)
 		o.span = 64;
-	o.when = dsfs_tracker_next_use(r->t, idx);
+	o.when = dsfs_tracker_place_of(r->t, idx);
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	v = dsfs_readers_note(&s->readers, pid, &o,
 			      (uint64_t)ts.tv_sec * 1000000000u +
@@ -1286,8 +1288,9 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx, uint32_t pid)
 			now.accesses = was.accesses + 1; /* logged: the group's */
 		}
 	}
-	/* Lost or found: every process is judged afresh. */
-	if (now.detected != was.detected)
+	/* Lost, found or a new epoch: every process is judged afresh (a
+	 * DataLoader's new workers open samples of both epochs at first). */
+	if (now.detected != was.detected || now.epoch != was.epoch)
 		dsfs_readers_clear(&s->readers);
 	/* (A lost tracker's candidates moving on an epoch is no news.) */
 	if (now.detected != was.detected ||

@@ -944,18 +944,31 @@ uint64_t dsfs_tracker_time(const struct dsfs_tracker *t, uint64_t pos)
 	return time;
 }
 
-uint64_t dsfs_tracker_next_use(const struct dsfs_tracker *t, uint64_t idx)
+/* idx's unseen position in this epoch (from `from` on), else its position
+ * in the next, as a plan time. */
+static uint64_t use_from(const struct dsfs_tracker *t, uint64_t idx,
+			 uint64_t from)
 {
 	uint32_t p;
 
 	if (idx >= t->n || !following(t))
 		return DSFS_TRACKER_NEVER;
 	p = unseen_pos(t, idx);
-	if (p != NO_POS && p >= t->low)
+	if (p != NO_POS && p >= from)
 		return dsfs_tracker_time(t, p);
 	if (next_known(t) && t->next.inv[idx] != NO_POS)
 		return dsfs_tracker_time(t, t->cur.count + t->next.inv[idx]);
 	return DSFS_TRACKER_NEVER;
+}
+
+uint64_t dsfs_tracker_next_use(const struct dsfs_tracker *t, uint64_t idx)
+{
+	return use_from(t, idx, t->low);
+}
+
+uint64_t dsfs_tracker_place_of(const struct dsfs_tracker *t, uint64_t idx)
+{
+	return use_from(t, idx, 0);
 }
 
 uint64_t dsfs_tracker_low_every(struct dsfs_tracker *t, uint32_t every)

@@ -272,6 +272,11 @@ uint64_t dsfs_tracker_time(const struct dsfs_tracker *t, uint64_t pos);
  * seen, so this is the read after.  O(1) (plus repeats).
  */
 uint64_t dsfs_tracker_next_use(const struct dsfs_tracker *t, uint64_t idx);
+/* Where an open of idx stands in the plan, as a plan time: its first unseen
+ * position in the current epoch, behind the low-water mark too (a loader's
+ * late open), else its position in the next epoch; DSFS_TRACKER_NEVER as
+ * dsfs_tracker_next_use().  O(1) (plus repeats). */
+uint64_t dsfs_tracker_place_of(const struct dsfs_tracker *t, uint64_t idx);
 
 /*
  * The first position at or past the low-water mark that is a multiple of
