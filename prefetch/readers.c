@@ -32,18 +32,13 @@ static struct dsfs_reader *slot_of(struct dsfs_readers *rs, uint32_t pid)
 	return old;
 }
 
-static bool misses_on(const struct dsfs_reader *r)
-{
-	uint32_t mask = r->opens >= 32 ? UINT32_MAX : (1u << r->opens) - 1;
-
-	return r->opens >= DSFS_READERS_JUDGE &&
-	       (unsigned)__builtin_popcount(r->placed & mask) * 4 <= r->opens;
-}
-
-/* Whether r is judged to follow the plan. */
+/* Whether r is judged to follow the plan: more than a quarter of its last
+ * opens placed (a slot starts at 0, so `placed` holds no bit older than
+ * its opens). */
 static bool follows(const struct dsfs_reader *r)
 {
-	return r->opens >= DSFS_READERS_JUDGE && !misses_on(r);
+	return r->opens >= DSFS_READERS_JUDGE &&
+	       (unsigned)__builtin_popcount(r->placed) * 4 > r->opens;
 }
 
 /*
@@ -71,26 +66,29 @@ static uint64_t followers_at(const struct dsfs_readers *rs,
 	return at;
 }
 
+/* Whether o lands at most o->near past the followers' place `at` (or
+ * anywhere behind it: a place they passed unseen). */
+static bool near_followers(const struct dsfs_reader_open *o, uint64_t at)
+{
+	return o->when != DSFS_READERS_NOWHERE &&
+	       (at == DSFS_READERS_NOWHERE || o->when <= at ||
+		o->when - at <= o->near);
+}
+
 /*
  * Whether an open at plan time `when` moves process r on through the plan
  * a little: past its last open by at most o->span (r's first: anywhere),
- * and, unless r follows, at most o->near past the followers' place `at`
- * (anywhere behind it: a place they passed unseen).  A program reading in
- * its own order lands there now and then by chance, rarely both.
+ * and, unless r follows, near the followers.  A program reading in its own
+ * order lands there now and then by chance, rarely both.
  */
 static bool placed(const struct dsfs_reader *r,
 		   const struct dsfs_reader_open *o, uint64_t at)
 {
-	uint64_t when = o->when;
-
-	if (when == DSFS_READERS_NOWHERE)
-		return false;
-	if (!follows(r) && at != DSFS_READERS_NOWHERE && when > at &&
-	    when - at > o->near)
+	if (!near_followers(o, follows(r) ? DSFS_READERS_NOWHERE : at))
 		return false;
 	if (!r->opens || r->when == DSFS_READERS_NOWHERE)
 		return true;
-	return when > r->when && when - r->when <= o->span;
+	return o->when > r->when && o->when - r->when <= o->span;
 }
 
 enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
@@ -117,13 +115,11 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 	/* Another process follows: leave out a newcomer's opens that land
 	 * far past it (they would drag the frontier), and every open of a
 	 * process judged another program. */
-	if (at == DSFS_READERS_NOWHERE || follows(r) ||
-	    (!misses_on(r) &&
-	     (on || (o->when != DSFS_READERS_NOWHERE &&
-		     (o->when <= at || o->when - at <= o->near)))))
+	if (at == DSFS_READERS_NOWHERE || follows(r))
 		return DSFS_READER_FEED;
-	if (!misses_on(r))
-		return DSFS_READER_LEAVE;
+	if (r->opens < DSFS_READERS_JUDGE)
+		return near_followers(o, at) ? DSFS_READER_FEED :
+					       DSFS_READER_LEAVE;
 	was = r->other;
 	r->other = true;
 	return was ? DSFS_READER_LEAVE : DSFS_READER_LEAVE_NEW;
