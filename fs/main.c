@@ -305,7 +305,7 @@ static void fs_destroy(struct dsfs_fs *fs)
 static int sched_init(struct dsfs_fs *fs)
 {
 	const struct dsfs_plan_cfg *p = &fs->opts.plan;
-	char links[64] = "";
+	char links[64] = "", warning[512];
 	uint64_t aliases;
 	int err;
 
@@ -326,6 +326,8 @@ static int sched_init(struct dsfs_fs *fs)
 		  (unsigned long long)dsfs_layout_count(fs->layout),
 		  dsfs_layout_kind_name(p->layout), p->dataset, links,
 		  p->epoch_auto ? "auto" : "given");
+	if (dsfs_plan_layout_warning(p, fs->layout, warning, sizeof(warning)))
+		dsfs_warn("plan: %s", warning);
 	return 0;
 }
 

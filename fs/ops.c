@@ -151,6 +151,19 @@ void dsfs_note_access(struct dsfs_fs *fs, uint32_t pid,
 	dsfs_sched_unhold(fs);
 }
 
+/* Whether a lookup of the regular file in may stand for its open: not for
+ * a sample known only as a symlink's target (dsfs_sched_linked). */
+static bool lookup_tells(struct dsfs_fs *fs, struct dsfs_inode *in)
+{
+	struct dsfs_sched *sched = dsfs_sched_hold(fs);
+	char path[PATH_MAX];
+	bool tells = !sched || dsfs_inodes_path(in, path, sizeof(path)) ||
+		     !dsfs_sched_linked(sched, path);
+
+	dsfs_sched_unhold(fs);
+	return tells;
+}
+
 void dsfs_fill_entry(struct dsfs_fs *fs, struct fuse_entry_param *e,
 		     struct dsfs_inode *in, const struct stat *st)
 {
@@ -212,6 +225,13 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	dsfs_fill_entry(fs, &e, in, &st);
 	if (!S_ISREG(st.st_mode)) {
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (!lookup_tells(fs, in)) {
+		/* Its read from offset 0 reports the open instead. */
+		__atomic_store_n(&in->lookup_state, DSFS_LOOKUP_NONE,
+				 __ATOMIC_SEQ_CST);
 		fuse_reply_entry(req, &e);
 		return;
 	}

@@ -423,6 +423,20 @@ int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 	return -ENOENT;
 }
 
+bool dsfs_plan_layout_warning(const struct dsfs_plan_cfg *cfg,
+			      const struct dsfs_layout *l, char *buf,
+			      size_t size)
+{
+	uint64_t empty = dsfs_layout_info(l)->empty_classes;
+
+	if (cfg->layout != DSFS_LAYOUT_IMAGEFOLDER || !empty)
+		return false;
+	snprintf(buf, size, "dataset=%s: %llu class director%s without a file with an image extension: torchvision's ImageFolder refuses such a tree (FileNotFoundError) unless given allow_empty=True; the plan counts no sample there",
+		 cfg->dataset, (unsigned long long)empty,
+		 empty == 1 ? "y" : "ies");
+	return true;
+}
+
 int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 		    uint64_t epoch, uint32_t rank, char end, FILE *out,
 		    char *why, size_t whylen)
@@ -430,6 +444,7 @@ int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 	struct dsfs_layout *layout = NULL;
 	uint32_t *order = NULL;
 	uint64_t n, count = 0, i;
+	char warning[512];
 	int err;
 
 	if (cfg->discover) {
@@ -439,6 +454,8 @@ int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 	err = dsfs_plan_layout(cfg, root_fd, false, &layout, why, whylen);
 	if (err)
 		return err;
+	if (dsfs_plan_layout_warning(cfg, layout, warning, sizeof(warning)))
+		fprintf(stderr, "dsfs: warning: %s\n", warning);
 	n = dsfs_layout_count(layout);
 	err = dsfs_sampler_check_epoch(&cfg->sampler, epoch, why, whylen);
 	if (!err) {

@@ -87,6 +87,16 @@ char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *cfg);
  * loader's own dataset class would refuse it). */
 int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 		     struct dsfs_layout **out, char *why, size_t whylen);
+/*
+ * A warning on cfg's samples l for the user, as one line into buf: class
+ * directories of an ImageFolder tree without an image, which torchvision
+ * (0.14, as Debian has it) refuses unless the loader passes allow_empty=True
+ * (0.17 and later); the plan counts no sample in them.  Returns whether
+ * there is one.
+ */
+bool dsfs_plan_layout_warning(const struct dsfs_plan_cfg *cfg,
+			      const struct dsfs_layout *l, char *buf,
+			      size_t size);
 int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 		    uint64_t epoch, uint32_t rank, char end, FILE *out,
 		    char *why, size_t whylen);

@@ -1311,22 +1311,43 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx, uint32_t pid)
 		pthread_cond_signal(&s->wake);
 }
 
-uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
-			   uint32_t pid, uint64_t *seq)
+/* The sample path (relative to SOURCE) is: 0 and *idx, -ENOENT if none.
+ * *linked: known only as the target of a symlink. */
+static int sample_of(const struct dsfs_sched *s, const char *path,
+		     uint64_t *idx, bool *linked)
 {
 	const char *rel = path;
-	uint64_t idx, when;
 
-	*seq = __atomic_load_n(&s->reports, __ATOMIC_RELAXED);
 	if (s->prefix_len &&
 	    (strncmp(path, s->cfg.plan->dataset, s->prefix_len - 1) ||
 	     path[s->prefix_len - 1] != '/'))
 		rel = NULL; /* outside the dataset directory */
 	else
 		rel += s->prefix_len;
-	/* Else a sample opened through a symlink shows its target's path. */
-	if ((!rel || dsfs_layout_lookup(s->cfg.layout, rel, &idx)) &&
-	    dsfs_layout_lookup_alias(s->cfg.layout, path, &idx))
+	*linked = false;
+	if (rel && !dsfs_layout_lookup(s->cfg.layout, rel, idx))
+		return 0;
+	/* A sample opened through a symlink shows its target's path. */
+	*linked = true;
+	return dsfs_layout_lookup_alias(s->cfg.layout, path, idx);
+}
+
+bool dsfs_sched_linked(const struct dsfs_sched *s, const char *path)
+{
+	uint64_t idx;
+	bool linked;
+
+	return !sample_of(s, path, &idx, &linked) && linked;
+}
+
+uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
+			   uint32_t pid, uint64_t *seq)
+{
+	uint64_t idx, when;
+	bool linked;
+
+	*seq = __atomic_load_n(&s->reports, __ATOMIC_RELAXED);
+	if (sample_of(s, path, &idx, &linked))
 		return DSFS_CACHE_NEVER;
 	pthread_mutex_lock(&s->lock);
 	/* Relaxed: dsfs_sched_recent reads it without the lock. */

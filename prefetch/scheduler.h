@@ -121,6 +121,14 @@ void dsfs_sched_stop(struct dsfs_sched *s);
  */
 uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 			   uint32_t pid, uint64_t *seq);
+/*
+ * Whether path (relative to SOURCE) is a sample only as the target of a
+ * symlink (dsfs_layout_alias).  The kernel looks such a file up whenever
+ * a link to it is followed, by a stat as much as by an open (os.walk
+ * follows each link to a file to learn whether it is a directory), so its
+ * lookups tell nothing of the loader's order: only its reads do.
+ */
+bool dsfs_sched_linked(const struct dsfs_sched *s, const char *path);
 /* Whether report seq is among the latest `within`.  Any thread, no lock. */
 bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq, uint64_t within);
 /*

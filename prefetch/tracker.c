@@ -412,19 +412,23 @@ static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 /*
  * Positions of a candidate's start that a test accepts: the collection and
  * the window, but no more window than an eighth of the rank's epoch (the
- * scheduler gives a small epoch a quarter: a candidate must be 4 times the
- * limit, so that chance cannot match it, and then epochs of 320 samples
- * and more still have candidates).
+ * scheduler gives a small epoch a quarter), nor than keeps the limit within
+ * a quarter of it: a candidate must be 4 times the limit, so that chance
+ * cannot match it.  Then epochs of 160 samples and more have candidates,
+ * those under 320 with less of the window.
  */
 static uint64_t recover_limit(const struct dsfs_tracker *t)
 {
-	uint64_t per = t->n, w = t->window;
+	uint64_t per = t->n, w = t->window,
+		 base = DSFS_TRACKER_DETECT_SAMPLES + RECOVER_EVERY;
 
 	if (t->cfg.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED)
 		per = (t->n + t->cfg.world - 1) / t->cfg.world;
 	if (w > per / 8)
 		w = per / 8;
-	return DSFS_TRACKER_DETECT_SAMPLES + RECOVER_EVERY + w;
+	if (w > per / 4 - base && per / 4 >= base)
+		w = per / 4 - base;
+	return base + w;
 }
 
 static int pentry_cmp(const void *a, const void *b)
@@ -605,8 +609,14 @@ static int adopt(struct dsfs_tracker *t, uint64_t e, bool group)
 		if (switch_epoch(t))
 			return DSFS_TRACK_MISS;
 	}
+	/* Only those at its start: the ring may hold misses from before
+	 * the loader began it (another job's, when the recent ones matched),
+	 * and in a small epoch the first 4 (collected + 8 + W) positions
+	 * dsfs_tracker_place() takes are most of it. */
 	for (i = 0; i < n; i++)
-		dsfs_tracker_place(t, t->collected[i]);
+		if (at_start(NULL, &t->cur, recover_limit(t),
+			     t->collected[i]))
+			dsfs_tracker_place(t, t->collected[i]);
 	t->starts++;
 	if (first || group)
 		t->tracking = DSFS_TRACKER_DETECTED;

@@ -106,3 +106,29 @@ got=$("$DSFS" --print-plan0 "$WORK/nl" -o dataset=train,sampler=torch-random,see
 	"$PY" -c 'import sys; print(repr(sys.stdin.buffer.read().decode().split("\0")[:-1]))')
 [[ $got == "$want" ]] || fail "--print-plan0: got $got, want $want"
 say "--print-plan0: $got"
+
+# Class directories without an image: torchvision refuses the tree, so
+# --print-plan (and the mount's log) warns, naming how many; the order is
+# still that of the other classes.  A tree without one gets no warning.
+mkdir -p "$WORK/ec/train/a" "$WORK/ec/train/b" "$WORK/ec/train/c" "$WORK/ec/train/d"
+printf x >"$WORK/ec/train/a/1.jpg"
+printf x >"$WORK/ec/train/c/notes.txt"
+printf x >"$WORK/ec/train/d/2.png"
+raised=$("$PY" - "$WORK/ec/train" <<'PYEOF'
+import sys
+from torchvision.datasets import ImageFolder
+try:
+    ImageFolder(sys.argv[1])
+    print("accepted")
+except FileNotFoundError:
+    print("refused")
+PYEOF
+)
+[[ $raised == refused ]] || fail "torchvision's ImageFolder $raised a tree with empty classes"
+got=$("$DSFS" --print-plan "$WORK/ec" -o dataset=train,sampler=torch-random,seed=1 2>"$WORK/ec.err" | sort | tr '\n' ' ')
+[[ $got == "a/1.jpg d/2.png " ]] || fail "--print-plan over empty classes: got [$got]"
+grep -q "dataset=train: 2 class directories without a file with an image extension: torchvision's ImageFolder refuses" "$WORK/ec.err" ||
+	fail "no warning on empty classes: [$(cat "$WORK/ec.err")]"
+"$DSFS" --print-plan "$WORK/nl" -o dataset=train,sampler=torch-random,seed=9 >/dev/null 2>"$WORK/nl.err"
+[[ ! -s $WORK/nl.err ]] || fail "a warning without empty classes: $(cat "$WORK/nl.err")"
+say "empty classes: $(cat "$WORK/ec.err")"

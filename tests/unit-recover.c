@@ -6,7 +6,8 @@
  * loader two epochs ahead, a detection that found nothing (a pre-pass over
  * the data) and retries; and accesses in no order never match by chance.
  * Also: with push, a rank sees only every eighth read, and the next epoch
- * still begins.  No mount; single-threaded.
+ * still begins; and a small data set's loader is found again after another
+ * job's epoch.  No mount; single-threaded.
  */
 #include "config.h"
 
@@ -152,20 +153,22 @@ static void test_detect_retry(void)
 }
 
 /* Accesses in no order (a WeightedRandomSampler) never match a candidate:
- * the tracker stays lost however long it tries. */
-static void test_no_order(void)
+ * the tracker stays lost however long it tries (`rounds` epochs' worth),
+ * over a small data set too, whose candidates hold a quarter of it. */
+static void test_no_order(enum dsfs_sampler kind, uint64_t n,
+			  uint64_t window, uint64_t rounds)
 {
 	struct dsfs_sampler_cfg c;
 	struct dsfs_tracker *t;
 	uint64_t rs = 12345, k, found = 0;
 
-	unit_cfg(&c, DSFS_SAMPLER_PYTHON_SHUFFLE, 1, 1);
-	CHECK(dsfs_tracker_new(&c, N, 0, true, 0, WINDOW, &t) == 0);
-	for (k = 0; k < 50 * N; k++) {
+	unit_cfg(&c, kind, 1, 1);
+	CHECK(dsfs_tracker_new(&c, n, 0, true, 0, window, &t) == 0);
+	for (k = 0; k < rounds * n; k++) {
 		int r;
 
 		rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
-		r = dsfs_tracker_access(t, (rs >> 33) % N);
+		r = dsfs_tracker_access(t, (rs >> 33) % n);
 		found += r == DSFS_TRACK_DETECTED || r == DSFS_TRACK_NEXT_EPOCH;
 	}
 	CHECK(found == 0);
@@ -198,8 +201,51 @@ static void test_sparse_boundary(void)
 	dsfs_tracker_free(t);
 }
 
+/*
+ * A small data set (n samples, the scheduler's window of a quarter): a job
+ * of another seed reads one epoch, then the configured one starts at epoch
+ * 0.  It is found again at its start (epochs of 160 samples and more have
+ * candidates) and followed through its next epochs: the other job's opens
+ * the tracker remembered are not taken for the loader's.
+ */
+static void test_small_after_other(uint64_t n)
+{
+	struct dsfs_sampler_cfg c, other;
+	struct dsfs_tracker *t;
+	struct fed f = { 0 }, g = { 0 }, h = { 0 };
+	uint64_t nx, n0, n1, n2;
+	uint32_t *ox, *o0, *o1, *o2;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 4, 1);
+	unit_cfg(&other, DSFS_SAMPLER_TORCH_RANDOM, 99, 1);
+	ox = unit_order(&other, n, 0, 0, &nx);
+	o0 = unit_order(&c, n, 0, 0, &n0);
+	o1 = unit_order(&c, n, 1, 0, &n1);
+	o2 = unit_order(&c, n, 2, 0, &n2);
+	CHECK(dsfs_tracker_new(&c, n, 0, true, 0, n / 4, &t) == 0);
+	feed(t, ox, 0, nx, 1, &f);
+	CHECK(f.detected == 0);
+	feed(t, o0, 0, n0, 1, &g);
+	CHECK(g.first_found > 0 && g.first_found <= 32 + 2 * 8);
+	state_is(t, DSFS_TRACKER_DETECTED, 0);
+	feed(t, o1, 0, n1, 1, &h);
+	feed(t, o2, 0, n2, 1, &h);
+	CHECK(h.next == 2 && h.miss == 0);
+	state_is(t, DSFS_TRACKER_DETECTED, 2);
+	free(ox);
+	free(o0);
+	free(o1);
+	free(o2);
+	dsfs_tracker_free(t);
+}
+
 int main(void)
 {
+	test_small_after_other(160);
+	test_small_after_other(300);
+	test_small_after_other(600);
+	test_no_order(DSFS_SAMPLER_TORCH_RANDOM, 160, 40, 2000);
+	test_no_order(DSFS_SAMPLER_TORCH_RANDOM, 300, 75, 2000);
 	run_new_job(false, 0, 0);
 	run_new_job(false, 4, 4);
 	run_new_job(true, 0, 0);
@@ -207,7 +253,7 @@ int main(void)
 	run_new_job(true, 0, 4); /* a job resumed 4 epochs past the detected */
 	test_again_and_ahead();
 	test_detect_retry();
-	test_no_order();
+	test_no_order(DSFS_SAMPLER_PYTHON_SHUFFLE, N, WINDOW, 50);
 	test_sparse_boundary();
 	return UNIT_DONE();
 }

@@ -174,7 +174,8 @@ void dsfs_render_table(const struct dsfs_snap *s, const char *mnt)
 		       dsfs_snap_num(s, "push_skipped"));
 	}
 	print_cache(s);
-	printf(ROW "%s, O_DIRECT %s, %.0f of %.0f reads in flight\n",
+	printf(ROW "%s, O_DIRECT %s, %.0f reads queued or in flight "
+		   "(io_depth %.0f)\n",
 	       "I/O engine", dsfs_snap_str(s, "io.engine", a, sizeof(a)),
 	       dsfs_snap_str(s, "io.direct", b, sizeof(b)),
 	       dsfs_snap_num(s, "io.inflight"), dsfs_snap_num(s, "io.depth"));
