@@ -13,6 +13,42 @@ void dsfs_readers_clear(struct dsfs_readers *rs)
 	memset(rs, 0, sizeof(*rs));
 }
 
+/* Whether r is judged to follow the plan: more than a quarter of its last
+ * opens placed (a slot starts at 0, so `placed` holds no bit older than
+ * its opens). */
+static bool follows(const struct dsfs_reader *r)
+{
+	return r->opens >= DSFS_READERS_JUDGE &&
+	       (unsigned)__builtin_popcount(r->placed) * 4 > r->opens;
+}
+
+/* Whether r is judged another program: judged (JUDGE opens while another
+ * process followed) and not following since. */
+static bool judged_other(const struct dsfs_reader *r)
+{
+	return r->other && !follows(r);
+}
+
+void dsfs_readers_new_epoch(struct dsfs_readers *rs)
+{
+	unsigned i;
+
+	rs->followed_ns = 0;
+	for (i = 0; i < DSFS_READERS_MAX; i++) {
+		const struct dsfs_reader *r = &rs->r[i];
+
+		if (r->pid && follows(r) && r->placed_ns > rs->followed_ns)
+			rs->followed_ns = r->placed_ns;
+	}
+	for (i = 0; i < DSFS_READERS_MAX; i++) {
+		struct dsfs_reader *r = &rs->r[i];
+
+		if (!judged_other(r) ||
+		    r->judged_ns + DSFS_READERS_FOLLOW_NS > rs->followed_ns)
+			memset(r, 0, sizeof(*r));
+	}
+}
+
 /* pid's slot, or the slot it takes (free, else the least recently seen). */
 static struct dsfs_reader *slot_of(struct dsfs_readers *rs, uint32_t pid)
 {
@@ -32,15 +68,6 @@ static struct dsfs_reader *slot_of(struct dsfs_readers *rs, uint32_t pid)
 	return old;
 }
 
-/* Whether r is judged to follow the plan: more than a quarter of its last
- * opens placed (a slot starts at 0, so `placed` holds no bit older than
- * its opens). */
-static bool follows(const struct dsfs_reader *r)
-{
-	return r->opens >= DSFS_READERS_JUDGE &&
-	       (unsigned)__builtin_popcount(r->placed) * 4 > r->opens;
-}
-
 /*
  * Where the processes other than r that follow the plan are: the furthest
  * plan time of those judged, not missing on, that placed an open lately;
@@ -48,9 +75,10 @@ static bool follows(const struct dsfs_reader *r)
  * move its frontier, so a newcomer is placed against this instead.
  */
 static uint64_t followers_at(const struct dsfs_readers *rs,
-			     const struct dsfs_reader *r, uint64_t now_ns)
+			     const struct dsfs_reader *r, uint64_t now_ns,
+			     uint64_t *spread)
 {
-	uint64_t at = DSFS_READERS_NOWHERE;
+	uint64_t at = DSFS_READERS_NOWHERE, lo = DSFS_READERS_NOWHERE;
 	unsigned i;
 
 	for (i = 0; i < DSFS_READERS_MAX; i++) {
@@ -62,7 +90,10 @@ static uint64_t followers_at(const struct dsfs_readers *rs,
 			continue;
 		if (at == DSFS_READERS_NOWHERE || o->when > at)
 			at = o->when;
+		if (lo == DSFS_READERS_NOWHERE || o->when < lo)
+			lo = o->when;
 	}
+	*spread = at == DSFS_READERS_NOWHERE ? 0 : at - lo;
 	return at;
 }
 
@@ -96,14 +127,15 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 					   const struct dsfs_reader_open *o,
 					   uint64_t now_ns)
 {
+	struct dsfs_reader_open close = *o;
 	struct dsfs_reader *r;
-	uint64_t at;
+	uint64_t at, spread;
 	bool on, was;
 
 	if (!pid)
 		return DSFS_READER_FEED;
 	r = slot_of(rs, pid);
-	at = followers_at(rs, r, now_ns);
+	at = followers_at(rs, r, now_ns, &spread);
 	on = placed(r, o, at);
 	r->when = o->when;
 	r->seen_ns = now_ns;
@@ -114,13 +146,24 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 		r->placed_ns = now_ns;
 	/* Another process follows: leave out a newcomer's opens that land
 	 * far past it (they would drag the frontier), and every open of a
-	 * process judged another program. */
-	if (at == DSFS_READERS_NOWHERE || follows(r))
+	 * process judged another program, also before the loader's
+	 * processes are judged again in a new epoch. */
+	if (follows(r) ||
+	    (at == DSFS_READERS_NOWHERE &&
+	     !(judged_other(r) && rs->followed_ns &&
+	       now_ns - rs->followed_ns <= DSFS_READERS_FOLLOW_NS)))
 		return DSFS_READER_FEED;
-	if (r->opens < DSFS_READERS_JUDGE)
-		return near_followers(o, at) ? DSFS_READER_FEED :
-					       DSFS_READER_LEAVE;
+	if (r->opens < DSFS_READERS_JUDGE) {
+		/* Near: within twice the followers' spread, at least span. */
+		if (close.near > 2 * spread && close.near > o->span)
+			close.near = 2 * spread > o->span ? 2 * spread :
+							   o->span;
+		return near_followers(&close, at) ? DSFS_READER_FEED :
+						    DSFS_READER_LEAVE;
+	}
 	was = r->other;
+	if (!was)
+		r->judged_ns = now_ns;
 	r->other = true;
 	return was ? DSFS_READER_LEAVE : DSFS_READER_LEAVE_NEW;
 }

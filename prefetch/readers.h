@@ -19,9 +19,15 @@
  * process follows the plan, an open of a process new to it (fewer than
  * DSFS_READERS_JUDGE opens) is left out when it lands more than `near`
  * past the followers' place, and every open of a process judged another
- * program (at most a quarter of its last opens placed) is left out.  The
- * caller clears the table when an epoch begins: the new epoch's workers,
- * whose first opens straddle two epochs' plan times, are judged afresh.
+ * program (at most a quarter of its last opens placed) is left out.  A
+ * newcomer's open counts as near when it lands within twice the spread of
+ * the followers' places (at least span): a DataLoader's workers are that
+ * far apart, and a new one starts about that far ahead, while another
+ * program's opens, anywhere in the window, would drag the frontier (near
+ * an epoch's end, into the next epoch).  When an epoch begins the caller
+ * forgets every process but those judged other programs: the new epoch's
+ * workers, whose first opens straddle two epochs' plan times, are judged
+ * afresh, and meanwhile the other programs stay left out.
  *
  * When no other process follows (a wrong seed, a new job after the old
  * one ended) nothing is left out, and the trackers lose and find the
@@ -56,6 +62,7 @@ struct dsfs_reader {
 	uint32_t placed;	/* last opens, newest in bit 0: 1 placed */
 	uint32_t opens;		/* opens noted, up to DSFS_READERS_HISTORY */
 	bool other;		/* judged another program (logged) */
+	uint64_t judged_ns;	/* when it was first judged so */
 	uint64_t seen_ns;	/* its latest open */
 	uint64_t placed_ns;	/* its latest placed open; 0: none */
 	uint64_t when;		/* its latest open's plan time */
@@ -63,6 +70,9 @@ struct dsfs_reader {
 
 struct dsfs_readers {
 	struct dsfs_reader r[DSFS_READERS_MAX];
+	uint64_t followed_ns;	/* at the latest new epoch, the latest
+				   placed open of a process following;
+				   0: none */
 };
 
 /* What dsfs_readers_note() decided. */
@@ -75,6 +85,13 @@ enum dsfs_reader_verdict {
 
 /* Forget every process.  Zero-initialised is empty. */
 void dsfs_readers_clear(struct dsfs_readers *rs);
+/* An epoch begins: forget every process but those judged other programs
+ * at least DSFS_READERS_FOLLOW_NS before the loader's latest placed open
+ * (one judged in the last moments of a job that ends may be the next job),
+ * which stay left out (until their opens follow the plan) while the
+ * loader's processes are judged afresh: for DSFS_READERS_FOLLOW_NS after
+ * that open, or as long as one is judged to follow again. */
+void dsfs_readers_new_epoch(struct dsfs_readers *rs);
 
 /*
  * Process pid opened a sample at now_ns, landing at *o: FEED, or LEAVE

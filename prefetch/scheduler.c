@@ -1288,10 +1288,13 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx, uint32_t pid)
 			now.accesses = was.accesses + 1; /* logged: the group's */
 		}
 	}
-	/* Lost, found or a new epoch: every process is judged afresh (a
-	 * DataLoader's new workers open samples of both epochs at first). */
-	if (now.detected != was.detected || now.epoch != was.epoch)
+	/* Lost or found: every process is judged afresh; a new epoch: all
+	 * but other programs (a DataLoader's new workers open samples of
+	 * both epochs at first). */
+	if (now.detected != was.detected)
 		dsfs_readers_clear(&s->readers);
+	else if (now.epoch != was.epoch)
+		dsfs_readers_new_epoch(&s->readers);
 	/* (A lost tracker's candidates moving on an epoch is no news.) */
 	if (now.detected != was.detected ||
 	    (now.epoch != was.epoch && now.detected != DSFS_TRACKER_DETECTING &&

@@ -6,6 +6,8 @@
  * judged), and never a loader's: DataLoader workers of their own, jumping
  * over each other's batches, new ones each epoch.  Nothing is left out
  * with no follower, nor for pid 0; a process per file is left out too.
+ * Another program stays left out when an epoch begins, and a newcomer far
+ * past the followers' spread is left out while new.
  */
 #include "config.h"
 
@@ -216,8 +218,66 @@ static void test_many(void)
 	CHECK(!opens_at(&rs, 200, 0, 0, 100));
 }
 
+/* A process judged another program stays left out when an epoch begins,
+ * while the loader's new workers are fed and judged afresh; once no
+ * process has followed for DSFS_READERS_FOLLOW_NS (the loader ended), it
+ * is fed again.  One judged in the loader's last second is forgotten: it
+ * may be the next job, started as the loader ended. */
+static void test_epoch_change(void)
+{
+	struct dsfs_readers rs;
+	unsigned i;
+
+	reset(&rs);
+	for (i = 0; i < 100; i++) {
+		loader(&rs, 100, 1);
+		note(&rs, 200, anywhere());
+	}
+	now += DSFS_READERS_FOLLOW_NS;
+	for (i = 0; i < 100; i++) {
+		loader(&rs, 100, 1);
+		note(&rs, 200, anywhere());
+		note(&rs, 201, anywhere());
+	}
+	CHECK(note(&rs, 201, anywhere()) != DSFS_READER_FEED);
+	dsfs_readers_new_epoch(&rs);
+	CHECK(!opens_at(&rs, 201, 0, 0, 1));
+	CHECK(opens_at(&rs, 200, 0, 0, 20) == 20);
+	CHECK(!loader(&rs, 101, 2 * DSFS_READERS_JUDGE));
+	CHECK(opens_at(&rs, 200, 0, 0, 20) == 20);
+	now += 2 * DSFS_READERS_FOLLOW_NS;
+	CHECK(!opens_at(&rs, 200, 0, 0, 20));
+	/* With no follower at the epoch's start, nothing is kept out. */
+	reset(&rs);
+	CHECK(!opens_at(&rs, 200, 0, 0, 20));
+	dsfs_readers_new_epoch(&rs);
+	CHECK(!opens_at(&rs, 200, 0, 0, 20));
+}
+
+/* A newcomer is near the followers within twice their spread (at least
+ * the span), not the whole window: two workers a batch of 64 apart, then
+ * a new process 600 past them is left out while new (it would drag the
+ * frontier), one starting two batches past them is fed. */
+static void test_newcomer_margin(void)
+{
+	struct dsfs_readers rs;
+	unsigned i;
+
+	reset(&rs);
+	for (i = 0; i < 2 * DSFS_READERS_JUDGE; i++) {
+		CHECK(note(&rs, 100, at + 1) == DSFS_READER_FEED);
+		CHECK(note(&rs, 101, at + 65) == DSFS_READER_FEED);
+		at += 8;
+	}
+	CHECK(opens_at(&rs, 300, at + 600, 1, DSFS_READERS_JUDGE - 1) ==
+	      DSFS_READERS_JUDGE - 1);
+	CHECK(!opens_at(&rs, 301, at + 64 + 128, 8, DSFS_READERS_JUDGE));
+}
+
 int main(void)
 {
+	test_epoch_change();
+	test_newcomer_margin();
 	test_tar_beside_loader();
 	test_no_follower();
 	test_workers();
