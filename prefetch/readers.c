@@ -129,7 +129,7 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 {
 	struct dsfs_reader_open close = *o;
 	struct dsfs_reader *r;
-	uint64_t at, spread;
+	uint64_t at, spread, margin;
 	bool on, was;
 
 	if (!pid)
@@ -154,10 +154,11 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 	       now_ns - rs->followed_ns <= DSFS_READERS_FOLLOW_NS)))
 		return DSFS_READER_FEED;
 	if (r->opens < DSFS_READERS_JUDGE) {
-		/* Near: within twice the followers' spread, at least span. */
-		if (close.near > 2 * spread && close.near > o->span)
-			close.near = 2 * spread > o->span ? 2 * spread :
-							   o->span;
+		/* Near: within twice the followers' spread, at least span,
+		 * at most the window. */
+		margin = 2 * spread > o->span ? 2 * spread : o->span;
+		if (close.near > margin)
+			close.near = margin;
 		return near_followers(&close, at) ? DSFS_READER_FEED :
 						    DSFS_READER_LEAVE;
 	}
