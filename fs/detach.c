@@ -59,9 +59,20 @@ static void gone(void)
 	_exit(1);
 }
 
+/* The signals that stop a start: SIGINT, SIGTERM and SIGHUP. */
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+}
+
 /* The command's side: the daemon's word, then the mount itself (a stat
- * waits for INIT; a refused INIT aborts the connection).  Never returns. */
-static void wait_ready(int fd, const char *mountpoint)
+ * waits for INIT; a refused INIT aborts the connection).  The stop
+ * signals come in blocked (since before the fork), and are let in once
+ * the handlers that pass them on are in place.  Never returns. */
+static void wait_ready(int fd, const char *mountpoint, const sigset_t *old)
 {
 	struct sigaction sa = { .sa_handler = pass_on };
 	sigset_t blocked;
@@ -73,13 +84,11 @@ static void wait_ready(int fd, const char *mountpoint)
 	int err;
 
 	sigemptyset(&sa.sa_mask);
-	sigemptyset(&blocked);
-	sigaddset(&blocked, SIGINT);
-	sigaddset(&blocked, SIGTERM);
-	sigaddset(&blocked, SIGHUP);
+	stop_signals(&blocked);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigprocmask(SIG_SETMASK, old, NULL);
 	do
 		got = read(fd, &c, 1);
 	while (got < 0 && errno == EINTR);
@@ -109,8 +118,18 @@ static void wait_ready(int fd, const char *mountpoint)
 	_exit(0);
 }
 
+/*
+ * The stop signals are blocked across the fork: a Ctrl-C that came before
+ * the command had its handlers would kill the command alone, leaving a
+ * daemon that has left the session to serve its mount with nobody told
+ * (seen when the machine is busy: the daemon mounts and detaches before
+ * the command runs again).  Held until the handlers are in, it is passed
+ * on.  The daemon takes the mask it had back at once: a signal before its
+ * own handlers (which come before the mount) ends it with nothing mounted.
+ */
 int dsfs_detach_fork(const char *mountpoint, int *ready_fd)
 {
+	sigset_t stop, old;
 	int p[2];
 	pid_t pid;
 
@@ -119,17 +138,20 @@ int dsfs_detach_fork(const char *mountpoint, int *ready_fd)
 		perror("dsfs: pipe");
 		return -1;
 	}
+	stop_signals(&stop);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	pid = fork();
+	if (pid > 0) {
+		close(p[1]);
+		daemon_pid = pid;
+		wait_ready(p[0], mountpoint, &old);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
 		perror("dsfs: fork");
 		close(p[0]);
 		close(p[1]);
 		return -1;
-	}
-	if (pid > 0) {
-		close(p[1]);
-		daemon_pid = pid;
-		wait_ready(p[0], mountpoint);
 	}
 	close(p[0]);
 	*ready_fd = p[1];
