@@ -27,6 +27,7 @@
 #define KEPT_MAX DSFS_TRACKER_DETECT_EPOCHS /* candidate starts kept */
 #define RECENT 16	     /* last accesses kept: where the loader is now */
 #define KEEP_AFTER 4	     /* starts kept past the epoch detected */
+#define AHEAD_MAX 64	     /* lost: epochs past the next one tested */
 
 /* The start of a candidate epoch: (index, position) pairs sorted by index,
  * the positions below a limit (of each rank of a group). */
@@ -82,7 +83,11 @@ struct dsfs_tracker {
 	struct prefix kept[KEPT_MAX];	/* where a new job starts */
 	uint32_t nkept;
 	bool kept_group;		/* kept holds the group's starts */
-	struct prefix far;		/* the epoch after next, or none */
+	/* Lost: the starts of epochs cur + 2, cur + 3, ... (ahead_extend),
+	 * and what they cost (candidate_work). */
+	struct prefix ahead[AHEAD_MAX];
+	uint32_t nahead;
+	uint64_t ahead_work;
 	uint32_t ring[DSFS_TRACKER_DETECT_SAMPLES]; /* last distinct accesses */
 	uint32_t nring, ring_pos, since_test;
 	uint32_t plan_run;		/* accesses in plan in a row */
@@ -364,9 +369,12 @@ static void record(struct dsfs_tracker *t, bool miss)
 	}
 }
 
+static void ahead_free(struct dsfs_tracker *t);
+
 /* Leave lost (tracking again): forget the history that made it lost. */
 static void unlose(struct dsfs_tracker *t)
 {
+	ahead_free(t);
 	t->mode = t->tracking;
 	memset(t->hist, 0, sizeof(t->hist));
 	t->hist_len = t->hist_pos = t->hist_misses = t->miss_run = 0;
@@ -669,6 +677,61 @@ static void ring_add(struct dsfs_tracker *t, uint64_t idx)
 		t->nring++;
 }
 
+/* Work of candidate e in MT19937 outputs (or positions). */
+static uint64_t candidate_work(const struct dsfs_tracker *t, uint64_t e)
+{
+	if (t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return t->n;
+	if (e > (UINT64_MAX / 4) / (t->n + 1))
+		return UINT64_MAX / 2;
+	return (2 * e + 1) * t->n;
+}
+
+/* Forget the epochs ahead (the loader is followed again). */
+static void ahead_free(struct dsfs_tracker *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->nahead; i++)
+		prefix_free(&t->ahead[i]);
+	t->nahead = 0;
+	t->ahead_work = 0;
+}
+
+/*
+ * Lost: the epochs ahead among the candidates.  The loader may be many
+ * epochs past the current one: when the kernel serves whole epochs from
+ * its page cache, dsfs hears nothing of them, and only a later cold read
+ * (memory pressure) shows where the loader is.  They are built at the
+ * first test, whose ring holds the first misses, near the start of the
+ * loader's epoch: AHEAD_MAX epochs past the next one, within the
+ * detection's budget for the whole time lost (a torch-random epoch e
+ * costs (2e + 1) n outputs: for 10^6 samples, about the next 30).  Those
+ * the current epoch moves past (move_on) are dropped, and as many added.
+ */
+static void ahead_extend(struct dsfs_tracker *t)
+{
+	uint64_t e = t->cur.epoch + 2, budget = DETECT_WORK + 64 * t->n;
+	uint32_t i, k = 0;
+
+	for (i = 0; i < t->nahead; i++) {
+		if (t->ahead[i].epoch < e)
+			prefix_free(&t->ahead[i]);
+		else
+			t->ahead[k++] = t->ahead[i];
+	}
+	t->nahead = k;
+	if (k)
+		e = t->ahead[k - 1].epoch + 1;
+	for (; t->nahead < AHEAD_MAX; e++) {
+		t->ahead_work += candidate_work(t, e);
+		if (t->ahead_work > budget ||
+		    prefix_build(t, e, false, &t->ahead[t->nahead]))
+			return;
+		t->nahead++;
+	}
+}
+
 /* A lost access: remember it, and now and then test the candidates. */
 static int recover(struct dsfs_tracker *t, uint64_t idx)
 {
@@ -687,13 +750,10 @@ static int recover(struct dsfs_tracker *t, uint64_t idx)
 			return adopt(t, t->next.epoch, false);
 		if (loader_at_start(t, NULL, &t->cur))
 			return adopt(t, t->cur.epoch, false);
-		if (t->far.epoch != t->cur.epoch + 2 || !t->far.e) {
-			prefix_free(&t->far);
-			if (prefix_build(t, t->cur.epoch + 2, false, &t->far))
-				prefix_free(&t->far);
-		}
-		if (loader_at_start(t, &t->far, NULL))
-			return adopt(t, t->far.epoch, false);
+		ahead_extend(t);
+		for (i = 0; i < t->nahead; i++)
+			if (loader_at_start(t, &t->ahead[i], NULL))
+				return adopt(t, t->ahead[i].epoch, false);
 	}
 	for (i = 0; i < t->nkept; i++)
 		if (loader_at_start(t, &t->kept[i], NULL))
@@ -769,16 +829,6 @@ static int candidate_build(struct dsfs_tracker *t, uint64_t e)
 	struct dsfs_sampler_cfg c = candidate_cfg(t, true, &rank, &stride);
 
 	return epoch_build_as(t, &t->next, e, &c, rank);
-}
-
-/* Work of candidate e in MT19937 outputs (or positions). */
-static uint64_t candidate_work(const struct dsfs_tracker *t, uint64_t e)
-{
-	if (t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM)
-		return t->n;
-	if (e > (UINT64_MAX / 4) / (t->n + 1))
-		return UINT64_MAX / 2;
-	return (2 * e + 1) * t->n;
 }
 
 /*
@@ -1059,7 +1109,7 @@ void dsfs_tracker_free(struct dsfs_tracker *t)
 	epoch_free(&t->next);
 	for (i = 0; i < t->nkept; i++)
 		prefix_free(&t->kept[i]);
-	prefix_free(&t->far);
+	ahead_free(t);
 	free(t->seen);
 	free(t);
 }

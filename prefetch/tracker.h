@@ -20,7 +20,7 @@
  * a sample) and a bitmap: about 8 * (n + count) bytes plus count / 8; and
  * the starts of candidate epochs kept for finding the loader again (8 bytes
  * a position, about W + 40 positions a candidate and rank of the group, up
- * to 66 candidates).
+ * to 64 kept and, while lost, 64 ahead).
  * Costs are given per function; the O(n) ones compute an epoch's order.
  */
 #ifndef DSFS_TRACKER_H
@@ -184,8 +184,10 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * 16 in a row in the first W positions of the next epoch switch to it
  * (NEXT_EPOCH); or the last DSFS_TRACKER_DETECT_SAMPLES distinct accesses
  * sit, all but an eighth, in the first positions of a candidate epoch (as
- * detection tests them): the current one begun again, the next, the one
- * after (the loader ran ahead), or the epoch a new job starts at (the
+ * detection tests them): the current one begun again, the next, up to 64
+ * after it (the loader ran ahead, unheard while the page cache served it;
+ * built at the first test, within the detection's budget), or the epoch
+ * a new job starts at (the
  * configured epoch, or epoch_auto's candidates, whose starts the detection
  * kept).  That access returns NEXT_EPOCH, or DETECTED when a group's
  * candidate matched or detection had found none before.  While lost, the

@@ -7,7 +7,8 @@
  * the data) and retries; and accesses in no order never match by chance.
  * Also: with push, a rank sees only every eighth read, and the next epoch
  * still begins; and a small data set's loader is found again after another
- * job's epoch.  No mount; single-threaded.
+ * job's epoch; and a loader many epochs on (epochs the page cache served)
+ * is found again.  No mount; single-threaded.
  */
 #include "config.h"
 
@@ -239,8 +240,46 @@ static void test_small_after_other(uint64_t n)
 	dsfs_tracker_free(t);
 }
 
+/*
+ * Epochs the kernel served from its page cache: dsfs followed epoch 0, then
+ * heard nothing until the loader's epoch `at` (memory pressure made its
+ * reads cold again).  Lost after 64 misses, then found at once (the first
+ * test holds the epoch's first misses, and every epoch up to 64 past the
+ * next is a candidate), and the epoch after is followed with no miss.
+ */
+static void test_served_epochs(enum dsfs_sampler kind, uint64_t n, uint64_t at)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct fed f = { 0 }, g = { 0 }, h = { 0 };
+	uint64_t n0, na, nb;
+	uint32_t *o0, *oa, *ob;
+
+	unit_cfg(&c, kind, 4, 1);
+	o0 = unit_order(&c, n, 0, 0, &n0);
+	oa = unit_order(&c, n, at, 0, &na);
+	ob = unit_order(&c, n, at + 1, 0, &nb);
+	CHECK(dsfs_tracker_new(&c, n, 0, true, 0,
+			       dsfs_tracker_window_for(n), &t) == 0);
+	feed(t, o0, 0, n0, 1, &f);
+	state_is(t, DSFS_TRACKER_DETECTED, 0);
+	feed(t, oa, 0, na, 1, &g);
+	CHECK(g.miss <= 64 + 8); /* lost, then found at the first test */
+	state_is(t, DSFS_TRACKER_DETECTED, at);
+	feed(t, ob, 0, nb, 1, &h);
+	CHECK(h.next == 1 && h.miss == 0);
+	state_is(t, DSFS_TRACKER_DETECTED, at + 1);
+	free(o0);
+	free(oa);
+	free(ob);
+	dsfs_tracker_free(t);
+}
+
 int main(void)
 {
+	test_served_epochs(DSFS_SAMPLER_TORCH_RANDOM, 3000, 6);
+	test_served_epochs(DSFS_SAMPLER_TORCH_RANDOM, 3000, 40);
+	test_served_epochs(DSFS_SAMPLER_PYTHON_SHUFFLE, 1500, 9);
 	test_small_after_other(160);
 	test_small_after_other(300);
 	test_small_after_other(600);
