@@ -49,6 +49,11 @@ struct dsfs_sampler_cfg {
 				    generator=): no base seed drawn from it */
 	uint32_t world;		 /* torch-distributed: num_replicas, >= 1 */
 	bool drop_last;		 /* torch-distributed: drop_last */
+	/* For trackers (tracker.h), ignored by dsfs_sampler_order(): NULL,
+	 * or n entries giving for each sample the one an open of its file is
+	 * reported as, when several samples share a file (a list naming a
+	 * path twice, links to one file).  The caller keeps it alive. */
+	const uint32_t *canon;
 };
 
 /* "none", "sequential", "torch-random", ...; NULL for an unknown value. */

@@ -82,6 +82,7 @@ struct dsfs_sched {
 	 * search found (discovered: then the seek is no longer fed).
 	 * Protected by lock. */
 	struct dsfs_sampler_cfg sampler;
+	uint32_t *canon;		/* sampler.canon's, or NULL */
 	bool discovered;
 	/* The processes whose opens reach the plan: another program's are
 	 * left out while a loader follows (readers.h).  Under lock. */
@@ -804,6 +805,53 @@ static int seek_init(struct dsfs_sched *s)
 	return dsfs_seek_new(&sc, &s->seek);
 }
 
+static int sample_of(const struct dsfs_sched *s, const char *path,
+		     uint64_t *idx, bool *linked);
+
+/*
+ * Samples that share a file (a list naming one path on several lines,
+ * links to one file) are one sample to the accesses: sample_of() gives
+ * the first.  The trackers then see each such file at every position of
+ * its samples (sampler.canon), so that an oversampling list is followed.
+ * Only for layouts with repeated lines or aliases: O(n) lookups then.
+ */
+static int canon_init(struct dsfs_sched *s)
+{
+	const struct dsfs_layout_info *info = dsfs_layout_info(s->cfg.layout);
+	uint64_t i, idx, n = dsfs_layout_count(s->cfg.layout), same = 0;
+	char path[PATH_MAX];
+	bool linked;
+	int len;
+
+	if (!info->duplicates && !info->aliases)
+		return 0;
+	s->canon = malloc(n * sizeof(*s->canon));
+	if (!s->canon)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const char *alias = dsfs_layout_alias(s->cfg.layout, i);
+
+		len = alias ? snprintf(path, sizeof(path), "%s", alias)
+		      : s->prefix_len ?
+			    snprintf(path, sizeof(path), "%s/%s",
+				     s->cfg.plan->dataset,
+				     dsfs_layout_path(s->cfg.layout, i))
+			    : snprintf(path, sizeof(path), "%s",
+				       dsfs_layout_path(s->cfg.layout, i));
+		if (len < 0 || (size_t)len >= sizeof(path) ||
+		    sample_of(s, path, &idx, &linked))
+			idx = i;
+		s->canon[i] = (uint32_t)idx;
+		same += idx == i;
+	}
+	if (same == n) {
+		free(s->canon);
+		s->canon = NULL;
+	}
+	s->sampler.canon = s->canon;
+	return 0;
+}
+
 int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 {
 	const struct dsfs_plan_cfg *p = cfg->plan;
@@ -818,7 +866,9 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 	s->prefix_len = strcmp(p->dataset, ".") ? strlen(p->dataset) + 1 : 0;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
-	err = ranks_init(s);
+	err = canon_init(s);
+	if (!err)
+		err = ranks_init(s);
 	if (!err && p->discover)
 		err = seek_init(s);
 	/* Nothing is planned until an access places the loader. */
@@ -828,6 +878,7 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 	if (err) {
 		dsfs_seek_free(s->seek);
 		ranks_free(s);
+		free(s->canon);
 		pthread_cond_destroy(&s->wake);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
@@ -851,6 +902,7 @@ void dsfs_sched_stop(struct dsfs_sched *s)
 	/* Nothing planned any more: the cache's entries age out by CLOCK. */
 	dsfs_cache_set_now(s->cfg.cache, DSFS_CACHE_NEVER);
 	ranks_free(s);
+	free(s->canon);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

@@ -47,8 +47,9 @@ struct dsfs_tracker_epoch {
 	uint32_t *order;	/* count indices, NULL unless ready */
 	uint64_t count;
 	uint32_t *inv;		/* n entries: first position, or NO_POS */
-	uint32_t *dups;		/* ascending positions repeating an index */
-	uint64_t ndups;
+	uint32_t *chain;	/* NULL, or count entries: the index's next
+				   position, or NO_POS (when one repeats) */
+	uint64_t ndups;		/* positions repeating an earlier one's */
 	bool ready;
 	int err;		/* next epoch: dsfs_sampler_order() failed */
 };
@@ -63,6 +64,7 @@ struct dsfs_tracker {
 	uint64_t *seen;		/* bitmap over cur.count positions */
 	uint64_t seen_words;	/* allocated words */
 	uint64_t nseen, low, frontier;
+	uint64_t nfirst;	/* indices seen (nseen, but for repeats) */
 	uint64_t lag;		/* how far behind the frontier opens come
 				   (see mark_seen) */
 	uint64_t every_low;	/* dsfs_tracker_low_every()'s cursor */
@@ -107,13 +109,24 @@ static void bit_set(uint64_t *b, uint64_t i)
 	b[i / 64] |= 1ULL << (i % 64);
 }
 
-/* Replace ep's order with epoch e's of rank `rank` under cfg.  On failure
- * ep is left not ready.  O(n). */
+/* An order's indices as the accesses report them (cfg.canon).  O(count). */
+static void canon_apply(const struct dsfs_tracker *t, uint32_t *order,
+			uint64_t count)
+{
+	uint64_t p;
+
+	if (t->cfg.canon)
+		for (p = 0; p < count; p++)
+			order[p] = t->cfg.canon[order[p]];
+}
+
 /* Fill ep's inverse and repeats from ep->order (ep->count positions, set
- * by the caller) and make it ready; on failure ep->order is freed.  O(n). */
+ * by the caller) and make it ready; on failure ep->order is freed.  O(n).
+ * Repeats chain each position to the index's next one, built backwards
+ * with inv as each index's latest head. */
 static int epoch_index(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep)
 {
-	uint64_t p, k = 0;
+	uint64_t p;
 
 	memset(ep->inv, 0xff, t->n * sizeof(*ep->inv));
 	for (p = 0; p < ep->count; p++) {
@@ -123,15 +136,17 @@ static int epoch_index(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep)
 			ep->ndups++;
 	}
 	if (ep->ndups) {
-		ep->dups = malloc(ep->ndups * sizeof(*ep->dups));
-		if (!ep->dups) {
+		ep->chain = malloc(ep->count * sizeof(*ep->chain));
+		if (!ep->chain) {
 			free(ep->order);
 			ep->order = NULL;
 			return -ENOMEM;
 		}
-		for (p = 0; p < ep->count; p++)
-			if (ep->inv[ep->order[p]] != p)
-				ep->dups[k++] = (uint32_t)p;
+		memset(ep->inv, 0xff, t->n * sizeof(*ep->inv));
+		for (p = ep->count; p-- > 0;) {
+			ep->chain[p] = ep->inv[ep->order[p]];
+			ep->inv[ep->order[p]] = (uint32_t)p;
+		}
 	}
 	ep->ready = true;
 	return 0;
@@ -144,15 +159,16 @@ static int epoch_build_as(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep,
 	int err;
 
 	free(ep->order);
-	free(ep->dups);
+	free(ep->chain);
 	ep->order = NULL;
-	ep->dups = NULL;
+	ep->chain = NULL;
 	ep->ndups = 0;
 	ep->ready = false;
 	ep->epoch = e;
 	err = dsfs_sampler_order(cfg, t->n, e, rank, &ep->order, &ep->count);
 	if (err)
 		return err;
+	canon_apply(t, ep->order, ep->count);
 	return epoch_index(t, ep);
 }
 
@@ -187,7 +203,7 @@ static void progress_reset(struct dsfs_tracker *t)
 
 	if (words)
 		memset(t->seen, 0, words * sizeof(*t->seen));
-	t->nseen = t->low = t->frontier = t->every_low = 0;
+	t->nseen = t->nfirst = t->low = t->frontier = t->every_low = 0;
 	t->nvotes = 0;
 }
 
@@ -213,6 +229,7 @@ static void mark_seen(struct dsfs_tracker *t, uint64_t pos)
 		t->lag = t->frontier - 1 - pos;
 	bit_set(t->seen, pos);
 	t->nseen++;
+	t->nfirst += t->cur.inv[t->cur.order[pos]] == pos;
 	if (pos + 1 > t->frontier)
 		t->frontier = pos + 1;
 	behind = 2 * t->lag + GIVEUP_MIN;
@@ -238,22 +255,15 @@ static void mark_seen(struct dsfs_tracker *t, uint64_t pos)
 
 /*
  * An unseen position of idx in the current epoch (the first one), or
- * NO_POS.  O(1), plus O(ndups) when idx's first position is seen.
+ * NO_POS.  O(1), plus O(repeats of idx) when its first position is seen.
  */
 static uint32_t unseen_pos(const struct dsfs_tracker *t, uint64_t idx)
 {
 	uint32_t p = t->cur.inv[idx];
-	uint64_t k;
 
-	if (p == NO_POS || !bit_get(t->seen, p))
-		return p;
-	for (k = 0; k < t->cur.ndups; k++) {
-		uint32_t d = t->cur.dups[k];
-
-		if (t->cur.order[d] == idx && !bit_get(t->seen, d))
-			return d;
-	}
-	return NO_POS;
+	while (p != NO_POS && bit_get(t->seen, p))
+		p = t->cur.chain ? t->cur.chain[p] : NO_POS;
+	return p;
 }
 
 /* Whether unseen position p is in the window around the frontier. */
@@ -326,7 +336,8 @@ static uint32_t next_start_pos(struct dsfs_tracker *t, uint64_t idx)
  * Whether unseen position p of idx, which the window places, is taken for
  * a vote for the next epoch instead: the loader's furthest open is at the
  * end of the epoch, p is behind the low-water mark (given up: the kernel
- * served it), and idx sits at the next epoch's start.  With push the
+ * served it) or repeats one seen, and idx sits at the next epoch's start.
+ * With push the
  * kernel serves most of an epoch, whose positions are never seen; the next
  * epoch's first opens would land on them, be placed as late opens of this
  * one, and never add up to the votes of a switch.  Only once the next
@@ -336,7 +347,10 @@ static bool next_known(const struct dsfs_tracker *t);
 static bool rather_next(const struct dsfs_tracker *t, uint64_t idx,
 			uint32_t p)
 {
-	return p < t->low && next_known(t) &&
+	/* A repeat of an index seen in this epoch is as likely: a file that
+	 * several samples share (cfg.canon) is read once, then from the page
+	 * cache. */
+	return (p < t->low || p != t->cur.inv[idx]) && next_known(t) &&
 	       t->frontier + GIVEUP_MIN >= t->cur.count &&
 	       t->next.inv[idx] != NO_POS && t->next.inv[idx] < vote_span(t);
 }
@@ -395,8 +409,10 @@ static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 	if (t->mode != DSFS_TRACKER_LOST && t->low >= t->cur.count)
 		need = 1;	/* all seen (or given up): the epoch is over */
 	else if (t->mode != DSFS_TRACKER_LOST &&
-		 t->nseen * 10 >= t->cur.count * 9)
-		need = 2;	/* mostly seen: one stray must not switch */
+		 t->nfirst * 10 >= (t->cur.count - t->cur.ndups) * 9)
+		need = 2;	/* mostly seen (the files that several samples
+				   share, once: the page cache serves the
+				   rest): one stray must not switch */
 	if (p == NO_POS) {
 		t->nvotes = 0;
 		return DSFS_TRACK_MISS;
@@ -521,6 +537,7 @@ static int prefix_build(struct dsfs_tracker *t, uint64_t e, bool whole,
 	err = dsfs_sampler_order(&c, t->n, e, rank, &order, &count);
 	if (err)
 		return err;
+	canon_apply(t, order, count);
 	err = prefix_from(t, order, count, stride, e, out);
 	free(order);
 	return err;
@@ -1096,7 +1113,7 @@ static void epoch_free(struct dsfs_tracker_epoch *ep)
 {
 	free(ep->order);
 	free(ep->inv);
-	free(ep->dups);
+	free(ep->chain);
 }
 
 void dsfs_tracker_free(struct dsfs_tracker *t)

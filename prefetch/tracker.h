@@ -159,7 +159,8 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * Tracking (configured or detected), with W the window and F the frontier:
  * IN_PLAN when one of idx's positions in the current order is unseen and in
  * [F - 2W, F + W) ([0, W) before any), unless F is within 64 of the
- * epoch's end, that position is behind the low-water mark and idx sits in
+ * epoch's end, that position is behind the low-water mark (or repeats a
+ * position of idx seen) and idx sits in
  * the first W positions of the next epoch (known already): then it is a
  * vote for the next epoch, as below (with push, the kernel serves most of
  * an epoch, and the next epoch's first opens land on positions never
@@ -167,7 +168,8 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * plus 64 (at most 2W) are given up (reads served by the page cache never
  * come): the low-water mark passes them.  NEXT_EPOCH when idx is not placeable but
  * sits in the first W positions of the next epoch, and: the low-water mark
- * reached the end of the current epoch; or it is >= 90% seen and the access
+ * reached the end of the current epoch; or it is >= 90% seen (its distinct
+ * indices: a repeat is read from the page cache) and the access
  * before was such an access too (so that one stray cannot switch); or,
  * below 90%, on the 8th such access in a row.  ("The first W positions"
  * are at least the first DSFS_TRACKER_VOTE_SPAN: with push, the loader's
@@ -176,8 +178,10 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * Else MISS.
  * Repeated indices: every position of an index is kept and an access takes
  * its first unseen one (O(repeats) once the first is seen).  No sampler
- * repeats today: DistributedSampler's padding never lands twice on one rank
- * (checked for N < 60, R < 40), but the tracker does not rely on it.
+ * repeats today (DistributedSampler's padding never lands twice on one
+ * rank, checked for N < 60, R < 40), but samples sharing a file do, once
+ * cfg.canon maps them to the one the accesses report (a list naming a
+ * path twice to oversample it).
  * LOST after 64 misses in a row, or when at least 64 of the accesses are
  * recorded and more than a quarter of the last min(accesses, 256) missed.
  * Lost: every access is a MISS but the one that finds the loader again:

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too, and in a data set of 20 files; with epoch=auto, epoch 0 is fetched from the mount until the loader shows its epoch (a loader resumed at epoch 2 is followed there); a wrong seed is noticed, logged and stops the prefetch.
+# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too, and in a data set of 20 files; a list naming each file twice (oversampling) is followed; with epoch=auto, epoch 0 is fetched from the mount until the loader shows its epoch (a loader resumed at epoch 2 is followed there); a wrong seed is noticed, logged and stops the prefetch.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -147,6 +147,26 @@ small_epochs 0 3 reread
 unmount_dsfs "$MNT"
 mount_dsfs "$SRC" "$MNT" -o "cache_size=32M,$SMALL"
 small_epochs 0 3 cold
+unmount_dsfs "$MNT"
+
+# An oversampling list: every path on two lines, so each file is two
+# samples and is read twice an epoch (the second time from the page cache,
+# or not: dsfs must place an open of it at either position).
+say "a list naming each file twice: every epoch followed"
+(cd "$SRC/train" && find . -type f | sed 's#^\./##' | sort | head -200) >"$WORK/once"
+cat "$WORK/once" "$WORK/once" >"$WORK/twice"
+DUP="sampler=python-shuffle,seed=5,layout=list,list=$WORK/twice,dataset=train"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=32M,$DUP"
+for e in 0 1 2; do
+	"$DSFS" --print-plan "$SRC" -o "$DUP,epoch=$e" >"$WORK/order"
+	read_in_order "$MNT/train" "$WORK/order"
+done
+acc=$(stat_of plan.accesses) mis=$(stat_of plan.mispredictions)
+say "epoch $(stat_of plan.epoch), $(stat_of plan.detected); $acc accesses, $mis mispredictions"
+[[ $(stat_of plan.detected) == '"epoch-detected"' && $(stat_of plan.epoch) == 2 ]] ||
+	fail "a list naming each file twice: $(stat_of plan.detected) at epoch $(stat_of plan.epoch)"
+((mis * 100 <= acc)) || fail "a list naming each file twice: $mis mispredictions > 1% of $acc accesses"
+"$READCHECK" tree "$SRC/train" "$MNT/train" >/dev/null || fail "tree differs"
 unmount_dsfs "$MNT"
 
 say "wrong seed: the plan is abandoned and prefetching stops"

@@ -5,7 +5,7 @@
  * batches in flight, batch k + W * P queued when batch k is consumed, each
  * worker reading its batch in order; SAMPLERS.md section 3): followed over
  * several epochs, with stray accesses, with a wrong seed, and with the epoch
- * detected.  No mount; single-threaded.
+ * detected; and a list naming every file twice.  No mount; single-threaded.
  */
 #include "config.h"
 
@@ -422,8 +422,53 @@ static void test_bad_args(void)
 	dsfs_tracker_free(NULL);
 }
 
+/*
+ * A list naming every file twice (oversampling): 600 samples, sample i
+ * the file of sample i % 300, which the accesses report (cfg.canon).
+ * Epochs 0 and 1 read every position (direct_io); epoch 2 only the first
+ * of each file (the page cache serves the second): each detected or
+ * begun, with no miss after the detection.
+ */
+static void test_canon(void)
+{
+	enum { M = 600, FILES = 300 };
+	static uint32_t canon[M];
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t count, p, e, miss = 0, next = 0;
+	uint32_t *o;
+	bool once[FILES];
+	int r;
+
+	for (p = 0; p < M; p++)
+		canon[p] = (uint32_t)(p % FILES);
+	unit_cfg(&c, DSFS_SAMPLER_PYTHON_SHUFFLE, 5, 1);
+	c.canon = canon;
+	CHECK(dsfs_tracker_new(&c, M, 0, true, 0, dsfs_tracker_window_for(M),
+			       &t) == 0);
+	for (e = 0; e < 3; e++) {
+		o = unit_order(&c, M, e, 0, &count);
+		memset(once, 0, sizeof(once));
+		for (p = 0; p < count; p++) {
+			if (e == 2 && once[canon[o[p]]])
+				continue;
+			once[canon[o[p]]] = true;
+			r = dsfs_tracker_access(t, canon[o[p]]);
+			miss += r == DSFS_TRACK_MISS;
+			next += r == DSFS_TRACK_NEXT_EPOCH;
+		}
+		free(o);
+	}
+	dsfs_tracker_state(t, &st);
+	CHECK(st.detected == DSFS_TRACKER_DETECTED && st.epoch == 2);
+	CHECK(miss == 0 && next == 2);
+	dsfs_tracker_free(t);
+}
+
 int main(void)
 {
+	test_canon();
 	run_follow(3, 0);
 	run_follow(3, 2);
 	test_wrong_seed();
