@@ -211,7 +211,7 @@ static void progress_reset(struct dsfs_tracker *t)
  * Mark position pos of the current epoch seen (it is not yet) and move the
  * low-water mark: over seen positions, and past holes further behind the
  * frontier than the loader's opens lag lately (twice the largest lag, less
- * 1/256 of it and 1 an open since, plus GIVEUP_MIN; at most 2W, where it
+ * 1/256 of it and 1 an open since, plus giveup_min(); at most 2W, where it
  * starts).  A hole is a read the kernel served itself (a page it kept, a
  * push): waiting 2W for it would hold the mark, the prefetch's lead and
  * the cache's plan time back by up to half the epoch when the loader reads
@@ -219,6 +219,17 @@ static void progress_reset(struct dsfs_tracker *t)
  * amortised: the mark only moves forward.
  */
 #define GIVEUP_MIN 64
+
+/* GIVEUP_MIN, or an eighth of a smaller epoch (at least 1): in an epoch
+ * of 20 shards, a hole 64 behind would never be given up, and the next
+ * epoch's opens would fill this one's holes, one epoch late for good. */
+static uint64_t giveup_min(const struct dsfs_tracker *t)
+{
+	uint64_t m = t->cur.count / 8;
+
+	return m > GIVEUP_MIN ? GIVEUP_MIN : m ? m : 1;
+}
+
 static void mark_seen(struct dsfs_tracker *t, uint64_t pos)
 {
 	uint64_t giveup, behind;
@@ -232,7 +243,7 @@ static void mark_seen(struct dsfs_tracker *t, uint64_t pos)
 	t->nfirst += t->cur.inv[t->cur.order[pos]] == pos;
 	if (pos + 1 > t->frontier)
 		t->frontier = pos + 1;
-	behind = 2 * t->lag + GIVEUP_MIN;
+	behind = 2 * t->lag + giveup_min(t);
 	if (behind > 2ULL * t->window)
 		behind = 2ULL * t->window;
 	giveup = t->frontier > behind ? t->frontier - behind : 0;
@@ -351,7 +362,7 @@ static bool rather_next(const struct dsfs_tracker *t, uint64_t idx,
 	 * several samples share (cfg.canon) is read once, then from the page
 	 * cache. */
 	return (p < t->low || p != t->cur.inv[idx]) && next_known(t) &&
-	       t->frontier + GIVEUP_MIN >= t->cur.count &&
+	       t->frontier + giveup_min(t) >= t->cur.count &&
 	       t->next.inv[idx] != NO_POS && t->next.inv[idx] < vote_span(t);
 }
 
@@ -778,6 +789,16 @@ static int recover(struct dsfs_tracker *t, uint64_t idx)
 	return DSFS_TRACK_MISS;
 }
 
+/* Votes in a row that begin the next epoch early: EARLY_VOTES, or a
+ * sixteenth of a smaller epoch (at least 2, so that one stray cannot):
+ * with push, an epoch of 20 shards shows its loader a few opens each. */
+static uint32_t early_votes(const struct dsfs_tracker *t)
+{
+	uint64_t v = t->cur.count / 16;
+
+	return v > EARLY_VOTES ? EARLY_VOTES : v < 2 ? 2 : (uint32_t)v;
+}
+
 /* One access while tracking or lost. */
 static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 {
@@ -799,7 +820,7 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 				t->nring = t->ring_pos = 0;
 			return DSFS_TRACK_IN_PLAN;
 		}
-		r = vote_next(t, idx, EARLY_VOTES);
+		r = vote_next(t, idx, early_votes(t));
 		if (r == DSFS_TRACK_MISS)
 			ring_add(t, idx);
 	} else {
@@ -910,8 +931,10 @@ static int access_detecting(struct dsfs_tracker *t, uint64_t idx)
 			 t->cfg.world : 1);
 	uint32_t i;
 
-	if (want > DSFS_TRACKER_DETECT_SAMPLES)
-		want = DSFS_TRACKER_DETECT_SAMPLES;
+	/* Half of a small epoch: the rest may be pushed (read without dsfs)
+	 * and, once the loader is in the next epoch, would be found late. */
+	want = want < 2 * DSFS_TRACKER_DETECT_SAMPLES ? want / 2 :
+						      DSFS_TRACKER_DETECT_SAMPLES;
 	if (want == 0)
 		want = 1;
 	for (i = 0; i < t->ncollected; i++)

@@ -158,20 +158,22 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  *
  * Tracking (configured or detected), with W the window and F the frontier:
  * IN_PLAN when one of idx's positions in the current order is unseen and in
- * [F - 2W, F + W) ([0, W) before any), unless F is within 64 of the
+ * [F - 2W, F + W) ([0, W) before any), unless F is within G of the
  * epoch's end, that position is behind the low-water mark (or repeats a
  * position of idx seen) and idx sits in
  * the first W positions of the next epoch (known already): then it is a
  * vote for the next epoch, as below (with push, the kernel serves most of
  * an epoch, and the next epoch's first opens land on positions never
  * seen).  Positions further behind F than twice the opens' recent lag
- * plus 64 (at most 2W) are given up (reads served by the page cache never
+ * plus G (at most 2W; G is 64, or an eighth of a smaller epoch) are given
+ * up (reads served by the page cache never
  * come): the low-water mark passes them.  NEXT_EPOCH when idx is not placeable but
  * sits in the first W positions of the next epoch, and: the low-water mark
  * reached the end of the current epoch; or it is >= 90% seen (its distinct
  * indices: a repeat is read from the page cache) and the access
  * before was such an access too (so that one stray cannot switch); or,
- * below 90%, on the 8th such access in a row.  ("The first W positions"
+ * below 90%, on the 8th such access in a row (a sixteenth of a smaller
+ * epoch, at least the 2nd).  ("The first W positions"
  * are at least the first DSFS_TRACKER_VOTE_SPAN: with push, the loader's
  * reads of most samples never reach dsfs, and votes come sparse.)  The accesses before the
  * switching one return MISS, and are marked seen in the new epoch.
@@ -201,8 +203,8 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * (from 320 samples on, whatever W).
  *
  * Detecting (epoch_auto): returns DETECTING while it collects up to
- * DSFS_TRACKER_DETECT_SAMPLES distinct indices (fewer when this rank has
- * fewer samples); then tests each candidate epoch: it matches when all but
+ * DSFS_TRACKER_DETECT_SAMPLES distinct indices (half of this rank's
+ * samples when it has fewer than twice that); then tests each candidate epoch: it matches when all but
  * an eighth of the collected indices have a position below collected + W
  * in its order.  The first match: DETECTED, tracking it with the collected
  * positions seen.  None: LOST (MISS).  Needs count well above

@@ -5,7 +5,8 @@
  * batches in flight, batch k + W * P queued when batch k is consumed, each
  * worker reading its batch in order; SAMPLERS.md section 3): followed over
  * several epochs, with stray accesses, with a wrong seed, and with the epoch
- * detected; and a list naming every file twice.  No mount; single-threaded.
+ * detected; a list naming every file twice; an epoch of 20 shards.  No
+ * mount; single-threaded.
  */
 #include "config.h"
 
@@ -466,9 +467,43 @@ static void test_canon(void)
 	dsfs_tracker_free(t);
 }
 
+/*
+ * An epoch of 20 shards, with push: the kernel serves some files of every
+ * epoch itself (hidden here: two at the start and two at the end of each).
+ * Detected in epoch 0, and every epoch followed in step: at the last open
+ * of epoch e the tracker is at epoch e.  (Detection waited for all 20,
+ * into epoch 1, and each epoch's opens then filled the holes of the one
+ * before: one epoch late for good.)
+ */
+static void test_small_epochs(void)
+{
+	enum { M = 20 };
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t count, p, e, miss = 0, late = 0;
+	uint32_t *o;
+
+	unit_cfg(&c, DSFS_SAMPLER_PYTHON_SHUFFLE, 1, 1);
+	CHECK(dsfs_tracker_new(&c, M, 0, true, 0, dsfs_tracker_window_for(M),
+			       &t) == 0);
+	for (e = 0; e < 6; e++) {
+		o = unit_order(&c, M, e, 0, &count);
+		for (p = 2; p < count - 2; p++)
+			miss += dsfs_tracker_access(t, o[p]) == DSFS_TRACK_MISS;
+		dsfs_tracker_state(t, &st);
+		late += st.detected == DSFS_TRACKER_DETECTING || st.epoch != e;
+		free(o);
+	}
+	CHECK(late == 0);
+	CHECK(miss <= 6);
+	dsfs_tracker_free(t);
+}
+
 int main(void)
 {
 	test_canon();
+	test_small_epochs();
 	run_follow(3, 0);
 	run_follow(3, 2);
 	test_wrong_seed();
