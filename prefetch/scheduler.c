@@ -76,6 +76,7 @@ struct dsfs_sched {
 	/* Reports so far (every open the daemon hears of is one: fs/ reports
 	 * each open once).  Written under lock. */
 	uint64_t reports;
+	uint64_t last_report_ns;	/* CLOCK_MONOTONIC_COARSE; 0: none */
 	struct dsfs_ratelimit log_rl;	/* log_change_locked's lines */
 	struct dsfs_seek *seek;		/* seed=discover, else NULL; lock */
 	/* The sampler the trackers follow: the plan's, or the one a seed
@@ -1266,6 +1267,15 @@ static void proc_name(uint32_t pid, char *buf, size_t len)
 _Static_assert(DSFS_TRACKER_NEVER == DSFS_READERS_NOWHERE,
 	       "a plan time the tracker has not is one readers.h has not");
 
+/* CLOCK_MONOTONIC_COARSE in nanoseconds. */
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * Whether process pid's open of idx (routed to r) is left out of the plan
  * (readers.h), only while every rank follows its loader.  A loader's
@@ -1281,7 +1291,6 @@ static bool other_reader_locked(struct dsfs_sched *s, struct srank *r,
 	enum dsfs_reader_verdict v;
 	struct dsfs_tracker_state st;
 	struct dsfs_reader_open o;
-	struct timespec ts;
 	uint64_t missed;
 	char name[32];
 
@@ -1293,10 +1302,7 @@ static bool other_reader_locked(struct dsfs_sched *s, struct srank *r,
 	if (o.span < 64)
 		o.span = 64;
 	o.when = dsfs_tracker_place_of(r->t, idx);
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	v = dsfs_readers_note(&s->readers, pid, &o,
-			      (uint64_t)ts.tv_sec * 1000000000u +
-			      (uint64_t)ts.tv_nsec);
+	v = dsfs_readers_note(&s->readers, pid, &o, coarse_ns());
 	if (v == DSFS_READER_FEED)
 		return false;
 	__atomic_add_fetch(&s->other_opens, 1, __ATOMIC_RELAXED);
@@ -1398,13 +1404,15 @@ bool dsfs_sched_linked(const struct dsfs_sched *s, const char *path)
 uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 			   uint32_t pid, uint64_t *seq)
 {
-	uint64_t idx, when;
+	uint64_t idx, when, now;
 	bool linked;
 
 	*seq = __atomic_load_n(&s->reports, __ATOMIC_RELAXED);
 	if (sample_of(s, path, &idx, &linked))
 		return DSFS_CACHE_NEVER;
+	now = coarse_ns();
 	pthread_mutex_lock(&s->lock);
+	s->last_report_ns = now;
 	/* Relaxed: dsfs_sched_recent reads it without the lock. */
 	__atomic_store_n(&s->reports, s->reports + 1, __ATOMIC_RELAXED);
 	*seq = s->reports;
@@ -1473,11 +1481,14 @@ static void rank_stats_locked(struct dsfs_sched *s, struct srank *r,
 void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st)
 {
 	struct dsfs_sched_rank_stats rs, *slow = NULL;
-	uint64_t slow_time = DSFS_CACHE_NEVER, t;
+	uint64_t slow_time = DSFS_CACHE_NEVER, t, now;
 	uint32_t i;
 
 	memset(st, 0, sizeof(*st));
+	now = coarse_ns();
 	pthread_mutex_lock(&s->lock);
+	st->last_open_ns = !s->last_report_ns ? UINT64_MAX :
+			   now > s->last_report_ns ? now - s->last_report_ns : 0;
 	st->nranks = s->nranks;
 	st->discover = s->seek != NULL;
 	if (s->seek)

@@ -98,6 +98,10 @@ struct dsfs_sched_stats {
 	uint64_t prefetch_bytes; /* bytes fetched by the plan */
 	uint64_t prefetch_errors;
 	uint64_t other_opens;	/* opens left out: other programs' */
+	/* Nanoseconds since the last open of a sample reached the plan, or
+	 * UINT64_MAX before the first: while the kernel serves a loader
+	 * from its page cache, nothing does, and the place above stands. */
+	uint64_t last_open_ns;
 	bool discover;		/* seed=discover: seek is valid */
 	struct dsfs_seek_stats seek;
 	uint32_t nranks;	/* local ranks; the first

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too, and in a data set of 20 files; a list naming each file twice (oversampling) is followed; with epoch=auto, epoch 0 is fetched from the mount until the loader shows its epoch (a loader resumed at epoch 2 is followed there); a wrong seed is noticed, logged and stops the prefetch.
+# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too, and in a data set of 20 files; a list naming each file twice (oversampling) is followed; with epoch=auto, epoch 0 is fetched from the mount until the loader shows its epoch (and plan.last_open_seconds says how long ago an open was heard: none before the first) (a loader resumed at epoch 2 is followed there); a wrong seed is noticed, logged and stops the prefetch.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -49,9 +49,22 @@ done
 fetched=$(stat_of plan.prefetch_bytes) acc=$(stat_of plan.accesses)
 say "$fetched bytes fetched with $acc opens; plan $(stat_of plan.detected)"
 ((fetched > 0 && acc == 0)) || fail "nothing fetched before the first open ($fetched bytes, $acc opens)"
+# How long ago the plan last heard an open (a loader the page cache serves
+# opens nothing: its place stands): none yet, then at least the pause.
+[[ -z $(stat_of plan.last_open_seconds) ]] ||
+	fail "plan.last_open_seconds $(stat_of plan.last_open_seconds) before any open"
+"$DSFS_STATS" "$MNT" | grep -qE "^ *last open +none yet$" ||
+	fail "dsfs-stats does not say no open was heard yet"
 read_epoch 0
 [[ $(stat_of plan.detected) == '"epoch-detected"' && $(stat_of plan.epoch) == 0 ]] ||
 	fail "after epoch 0: $(stat_of plan.detected) at epoch $(stat_of plan.epoch)"
+sleep 2
+last=$(stat_of plan.last_open_seconds)
+say "2 s after the last open: plan.last_open_seconds $last"
+awk -v l="$last" 'BEGIN { exit !(l != "" && l >= 1.5 && l < 600) }' ||
+	fail "plan.last_open_seconds '$last' 2 s after the last open"
+"$DSFS_STATS" "$MNT" | grep -qE "^ *last open +[0-9.]+ s ago$" ||
+	fail "dsfs-stats shows no last open"
 "$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs"
 unmount_dsfs "$MNT"
 

@@ -132,7 +132,7 @@ d, mnt = json.load(open(sys.argv[2])), sys.argv[3]
 def metric_of(path):
     name = "dsfs_" + "_".join(path)
     return name + "_total" if name + "_total" in types else name
-volatile = {("uptime_seconds",), ("io", "inflight")}
+volatile = {("uptime_seconds",), ("io", "inflight"), ("plan", "last_open_seconds")}
 checked = 0
 for top, v in d.items():
     leaves = v.items() if isinstance(v, dict) else [(None, v)]

@@ -112,6 +112,11 @@ void dsfs_render_plan(const struct dsfs_snap *s)
 	       dsfs_snap_num(s, "plan.accesses"));
 	printf(ROW "%.0f opens left out of the plan\n", "other readers",
 	       dsfs_snap_num(s, "plan.other_opens"));
+	if (dsfs_snap_get(s, "plan.last_open_seconds"))
+		printf(ROW "%.1f s ago\n", "last open",
+		       dsfs_snap_num(s, "plan.last_open_seconds"));
+	else
+		printf(ROW "none yet\n", "last open");
 	if (dsfs_snap_get(s, "plan.searches"))
 		printf(ROW "%.0f searches, %.0f found, %.1f s in all\n",
 		       "seed search", dsfs_snap_num(s, "plan.searches"),
