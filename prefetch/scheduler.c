@@ -269,24 +269,33 @@ static void opened_close(struct opened *o)
 	o->fd = -1;
 }
 
+/* The path below SOURCE that the loader's open of sample idx reaches
+ * (through a symlink: the file it leads to).  0 or -ENAMETOOLONG. */
+static int sample_path(const struct dsfs_sched *s, uint64_t idx,
+		       char path[PATH_MAX])
+{
+	const char *rel = dsfs_layout_path(s->cfg.layout, idx),
+		   *alias = dsfs_layout_alias(s->cfg.layout, idx);
+	int n;
+
+	n = alias ? snprintf(path, PATH_MAX, "%s", alias)
+	    : s->prefix_len ? snprintf(path, PATH_MAX, "%s/%s",
+				       s->cfg.plan->dataset, rel)
+			    : snprintf(path, PATH_MAX, "%s", rel);
+	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
 /* Open sample idx below SOURCE into o (closing what o held), as the
  * loader's open would reach it (the final name not followed): O_DIRECT
  * while the filesystem takes it.  0 or -errno. */
 static int open_sample(struct dsfs_sched *s, uint64_t idx, struct opened *o)
 {
-	const char *rel = dsfs_layout_path(s->cfg.layout, idx),
-		   *alias = dsfs_layout_alias(s->cfg.layout, idx);
 	char path[PATH_MAX];
-	int n, fd = -EINVAL;
+	int fd = -EINVAL;
 
 	opened_close(o);
 	o->idx = idx;
-	/* Through a symlink: the file the loader's open will reach. */
-	n = alias ? snprintf(path, sizeof(path), "%s", alias)
-	    : s->prefix_len ? snprintf(path, sizeof(path), "%s/%s",
-				       s->cfg.plan->dataset, rel)
-			    : snprintf(path, sizeof(path), "%s", rel);
-	if (n < 0 || (size_t)n >= sizeof(path))
+	if (sample_path(s, idx, path))
 		return -ENAMETOOLONG;
 	o->flags = O_RDONLY;
 	if (__atomic_load_n(s->cfg.direct_io, __ATOMIC_RELAXED)) {
@@ -822,7 +831,6 @@ static int canon_init(struct dsfs_sched *s)
 	uint64_t i, idx, n = dsfs_layout_count(s->cfg.layout), same = 0;
 	char path[PATH_MAX];
 	bool linked;
-	int len;
 
 	if (!info->duplicates && !info->aliases)
 		return 0;
@@ -830,16 +838,7 @@ static int canon_init(struct dsfs_sched *s)
 	if (!s->canon)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		const char *alias = dsfs_layout_alias(s->cfg.layout, i);
-
-		len = alias ? snprintf(path, sizeof(path), "%s", alias)
-		      : s->prefix_len ?
-			    snprintf(path, sizeof(path), "%s/%s",
-				     s->cfg.plan->dataset,
-				     dsfs_layout_path(s->cfg.layout, i))
-			    : snprintf(path, sizeof(path), "%s",
-				       dsfs_layout_path(s->cfg.layout, i));
-		if (len < 0 || (size_t)len >= sizeof(path) ||
+		if (sample_path(s, i, path) ||
 		    sample_of(s, path, &idx, &linked))
 			idx = i;
 		s->canon[i] = (uint32_t)idx;

@@ -748,6 +748,8 @@ static void ahead_extend(struct dsfs_tracker *t)
 		else
 			t->ahead[k++] = t->ahead[i];
 	}
+	for (i = k; i < t->nahead; i++)
+		t->ahead[i] = (struct prefix){ 0 }; /* moved down: not owned */
 	t->nahead = k;
 	if (k)
 		e = t->ahead[k - 1].epoch + 1;
