@@ -53,8 +53,9 @@ say "$fetched bytes fetched with $acc opens; plan $(stat_of plan.detected)"
 # opens nothing: its place stands): none yet, then at least the pause.
 [[ -z $(stat_of plan.last_open_seconds) ]] ||
 	fail "plan.last_open_seconds $(stat_of plan.last_open_seconds) before any open"
-"$DSFS_STATS" "$MNT" | grep -qE "^ *last open +none yet$" ||
-	fail "dsfs-stats does not say no open was heard yet"
+table=$("$DSFS_STATS" "$MNT")
+grep -qE "^ *last open +none yet$" <<<"$table" ||
+	fail "dsfs-stats does not say no open was heard yet: $table"
 read_epoch 0
 [[ $(stat_of plan.detected) == '"epoch-detected"' && $(stat_of plan.epoch) == 0 ]] ||
 	fail "after epoch 0: $(stat_of plan.detected) at epoch $(stat_of plan.epoch)"
@@ -63,8 +64,9 @@ last=$(stat_of plan.last_open_seconds)
 say "2 s after the last open: plan.last_open_seconds $last"
 awk -v l="$last" 'BEGIN { exit !(l != "" && l >= 1.5 && l < 600) }' ||
 	fail "plan.last_open_seconds '$last' 2 s after the last open"
-"$DSFS_STATS" "$MNT" | grep -qE "^ *last open +[0-9.]+ s ago$" ||
-	fail "dsfs-stats shows no last open"
+table=$("$DSFS_STATS" "$MNT")
+grep -qE "^ *last open +[0-9.]+ s ago$" <<<"$table" ||
+	fail "dsfs-stats shows no last open: $table"
 "$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs"
 unmount_dsfs "$MNT"
 
@@ -166,7 +168,8 @@ unmount_dsfs "$MNT"
 # samples and is read twice an epoch (the second time from the page cache,
 # or not: dsfs must place an open of it at either position).
 say "a list naming each file twice: every epoch followed"
-(cd "$SRC/train" && find . -type f | sed 's#^\./##' | sort | head -200) >"$WORK/once"
+# (awk, not head: under pipefail, sort would die of SIGPIPE)
+(cd "$SRC/train" && find . -type f | sed 's#^\./##' | sort | awk 'NR <= 200') >"$WORK/once"
 cat "$WORK/once" "$WORK/once" >"$WORK/twice"
 DUP="sampler=python-shuffle,seed=5,layout=list,list=$WORK/twice,dataset=train"
 mount_dsfs "$SRC" "$MNT" -o "cache_size=32M,$DUP"
