@@ -76,7 +76,8 @@ struct dsfs_sched {
 	/* Reports so far (every open the daemon hears of is one: fs/ reports
 	 * each open once).  Written under lock. */
 	uint64_t reports;
-	uint64_t last_report_ns;	/* CLOCK_MONOTONIC_COARSE; 0: none */
+	uint64_t last_report_ns;	/* CLOCK_MONOTONIC_COARSE; 0: none;
+					   under lock */
 	struct dsfs_ratelimit log_rl;	/* log_change_locked's lines */
 	struct dsfs_seek *seek;		/* seed=discover, else NULL; lock */
 	/* The sampler the trackers follow: the plan's, or the one a seed
@@ -1282,7 +1283,8 @@ static uint64_t coarse_ns(void)
  * from one of its opens to the next (a quarter of the window: DataLoader
  * workers jump further only between their batches), and at least 64
  * positions; a new one starts within the window past the others.  Logs
- * each process judged another program.
+ * each process judged another program.  The open's time is the report's
+ * (last_report_ns, just set by dsfs_sched_access).
  */
 static bool other_reader_locked(struct dsfs_sched *s, struct srank *r,
 				uint64_t idx, uint32_t pid)
@@ -1301,7 +1303,7 @@ static bool other_reader_locked(struct dsfs_sched *s, struct srank *r,
 	if (o.span < 64)
 		o.span = 64;
 	o.when = dsfs_tracker_place_of(r->t, idx);
-	v = dsfs_readers_note(&s->readers, pid, &o, coarse_ns());
+	v = dsfs_readers_note(&s->readers, pid, &o, s->last_report_ns);
 	if (v == DSFS_READER_FEED)
 		return false;
 	__atomic_add_fetch(&s->other_opens, 1, __ATOMIC_RELAXED);
