@@ -812,7 +812,17 @@ static int seek_init(struct dsfs_sched *s)
 		.wake = sched_wake,
 		.arg = s,
 	};
+	uint64_t i, shared = 0;
 
+	/* The search matches the opens against raw permutations: a file that
+	 * several samples share opens as one of them only. */
+	for (i = 0; s->canon && i < n; i++)
+		shared += s->canon[i] != i;
+	if (shared) {
+		dsfs_warn("plan: seed=discover: %llu of %llu samples share a file with an earlier one (a list naming a path twice, or links to one file), so no seed can be searched: following no plan",
+			  (unsigned long long)shared, (unsigned long long)n);
+		return 0;
+	}
 	return dsfs_seek_new(&sc, &s->seek);
 }
 

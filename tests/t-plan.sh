@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too, and in a data set of 20 files; a list naming each file twice (oversampling) is followed; with epoch=auto, epoch 0 is fetched from the mount until the loader shows its epoch (and plan.last_open_seconds says how long ago an open was heard: none before the first) (a loader resumed at epoch 2 is followed there); a wrong seed is noticed, logged and stops the prefetch.
+# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too, and in a data set of 20 files; a list naming each file twice (oversampling) is followed, and not searched with seed=discover; with epoch=auto, epoch 0 is fetched from the mount until the loader shows its epoch (and plan.last_open_seconds says how long ago an open was heard: none before the first) (a loader resumed at epoch 2 is followed there); a wrong seed is noticed, logged and stops the prefetch.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -183,6 +183,21 @@ say "epoch $(stat_of plan.epoch), $(stat_of plan.detected); $acc accesses, $mis 
 	fail "a list naming each file twice: $(stat_of plan.detected) at epoch $(stat_of plan.epoch)"
 ((mis * 100 <= acc)) || fail "a list naming each file twice: $mis mispredictions > 1% of $acc accesses"
 "$READCHECK" tree "$SRC/train" "$MNT/train" >/dev/null || fail "tree differs"
+unmount_dsfs "$MNT"
+
+# seed=discover cannot search such a list (the search matches raw
+# permutations, and an open names the file's first sample only): the mount
+# says so and searches nothing, and the bytes are right.
+say "a list naming each file twice, seed=discover: refused to search, logged"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=32M,sampler=torch-random,seed=discover,layout=list,list=$WORK/twice,dataset=train,discover_range=0-65536,discover_threads=1"
+shuf --random-source=<(yes) "$WORK/once" >"$WORK/order"
+read_in_order "$MNT/train" "$WORK/order"
+"$READCHECK" tree "$SRC/train" "$MNT/train" >/dev/null || fail "tree differs"
+log=${DSFS_LOG[$(realpath "$MNT")]}
+grep "plan:" "$log" >&2 || true
+grep -q "seed=discover: 200 of 400 samples share a file with an earlier one" "$log" ||
+	fail "seed=discover over a list naming each file twice: no warning"
+! grep -q "no seed in\|discovered" "$log" || fail "seed=discover over a list naming each file twice: searched"
 unmount_dsfs "$MNT"
 
 say "wrong seed: the plan is abandoned and prefetching stops"
