@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The scheduler's fetch of a sample (sched_int.h): open it below SOURCE as
+ * the loader's open would reach it, settle its size, and read each chunk
+ * the cache lacks into the cache, in batches of engine requests.
+ *
+ * Threads: the scheduler thread, without s->lock but for the count of
+ * reads in flight; the engine's completion thread runs fetch_done, which
+ * fills the entry, hands a whole file to cfg.filled (push) and takes the
+ * lock to count the read done.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "beneath.h"
+#include "sched_int.h"
+
+struct fetch {
+	struct dsfs_sched *s;
+	struct dsfs_cache_entry *e;
+	struct dsfs_cache_key k;
+	uint64_t size;		/* the file's */
+	uint64_t when, after;	/* see cfg.filled */
+	uint32_t len;		/* the chunk's */
+	bool filled;		/* tell cfg.filled when read whole */
+};
+
+static void fetch_done(void *arg, int result)
+{
+	struct fetch *f = arg;
+	struct dsfs_sched *s = f->s;
+
+	dsfs_cache_fill_done(s->cfg.cache, f->e, result);
+	dsfs_cache_unpin(s->cfg.cache, f->e);
+	if (f->filled && result == (int)f->len)
+		s->cfg.filled(s->cfg.filled_arg, &f->k, f->len, f->size,
+			      f->when, f->after);
+	if (result > 0)
+		__atomic_add_fetch(&s->prefetch_bytes, (uint64_t)result,
+				   __ATOMIC_RELAXED);
+	else if (result < 0)
+		__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&s->lock);
+	s->inflight--;
+	/* Waiting for room: come back when half the depth is free (or at
+	 * the last read, which the stopping thread waits for). */
+	if (!s->inflight || (s->idle && s->full &&
+			     s->inflight <= s->cfg.depth / 2))
+		pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	free(f);
+}
+
+/* A planned read that will not happen: its entry fails with err (readers
+ * waiting on it retry with their own read), and it is counted. */
+static void fetch_failed(struct dsfs_sched *s, struct dsfs_cache_entry *e,
+			 int err)
+{
+	__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
+	dsfs_cache_fill_done(s->cfg.cache, e, err);
+	dsfs_cache_unpin(s->cfg.cache, e);
+}
+
+/* Submit the batch's reads; on failure each one fails (fetch_failed), its
+ * fd goes back to the pool and it no longer counts as in flight. */
+void dsfs_sched_batch_flush(struct dsfs_sched *s, struct batch *b)
+{
+	unsigned i;
+	int err;
+
+	if (!b->n)
+		return;
+	err = dsfs_io_submit_many(s->cfg.io, b->req, b->n);
+	for (i = 0; err && i < b->n; i++) {
+		struct fetch *f = b->req[i].arg;
+
+		dsfs_fdpool_put(s->cfg.fdpool, &b->req[i].fd);
+		fetch_failed(s, f->e, err);
+		pthread_mutex_lock(&s->lock);
+		s->inflight--;
+		pthread_mutex_unlock(&s->lock);
+		free(f);
+	}
+	b->n = 0;
+}
+
+/* The pool takes over an fd we opened ourselves (see fetch_chunk). */
+static int adopt_fd(void *arg, const struct dsfs_fdkey *key)
+{
+	return *(int *)arg;
+}
+
+/*
+ * Fetch one chunk of an open file unless it is cached or being fetched,
+ * as a planned entry next read at plan time `when`: a read added to b
+ * (submitted when b fills, or by the caller).  The fd reference is taken
+ * here and returned by the engine.  -ENOSPC when the cache refused it
+ * (everything cached is needed sooner), else 0 (other failures are
+ * counted; the reader's own read will try again).
+ */
+static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
+		       const struct dsfs_fdkey *key, int *fd, uint64_t size,
+		       uint64_t chunk, uint64_t when, uint64_t after,
+		       bool filled, bool repush)
+{
+	struct dsfs_cache_key k = { key->dev, key->ino, chunk };
+	uint64_t start = chunk << DSFS_CHUNK_SHIFT;
+	uint32_t len = size - start < DSFS_CHUNK_SIZE ? (uint32_t)(size - start)
+						       : DSFS_CHUNK_SIZE;
+	struct dsfs_io_req *req = &b->req[b->n];
+	struct dsfs_cache_entry *e;
+	struct fetch *f;
+	int err;
+
+	err = dsfs_cache_get_at(s->cfg.cache, &k, len,
+				DSFS_CACHE_NOWAIT | DSFS_CACHE_FORCE, when, &e);
+	if (err == DSFS_CACHE_HIT) {
+		/* Cached, and the kernel drops what it is given: again; if
+		 * that has no room now, wait for the loader as for the cache
+		 * (the lead walked again would otherwise overflow it). */
+		if (repush && filled && s->cfg.filled &&
+		    dsfs_cache_len(e) == len &&
+		    !s->cfg.filled(s->cfg.filled_arg, &k, len, size,
+				   dsfs_cache_when(e), after))
+			err = -ENOSPC;
+		dsfs_cache_unpin(s->cfg.cache, e);
+	}
+	if (err != DSFS_CACHE_FILL)
+		return err == -ENOSPC ? err : 0; /* cached or being fetched */
+	f = malloc(sizeof(*f));
+	err = f ? dsfs_fdpool_get(s->cfg.fdpool, key, adopt_fd, fd, &req->fd)
+		: -ENOMEM;
+	if (err) {
+		free(f);
+		fetch_failed(s, e, err);
+		return 0;
+	}
+	if (req->fd.fd == *fd)
+		*fd = -1; /* the pool owns it now */
+	/* The next use the cache took (NEVER while no loader is followed):
+	 * cfg.filled's `when`. */
+	*f = (struct fetch){ s, e, k, size, dsfs_cache_when(e), after, len,
+			     filled && s->cfg.filled };
+	req->niov = dsfs_cache_iov(s->cfg.cache, e, 0, dsfs_cache_capacity(e),
+				   req->iov);
+	req->off = start;
+	req->done = fetch_done;
+	req->arg = f;
+	pthread_mutex_lock(&s->lock);
+	s->inflight++;
+	pthread_mutex_unlock(&s->lock);
+	if (++b->n == BATCH)
+		dsfs_sched_batch_flush(s, b);
+	return 0;
+}
+
+void dsfs_sched_opened_close(struct opened *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+}
+
+/* The path below SOURCE that the loader's open of sample idx reaches
+ * (through a symlink: the file it leads to).  0 or -ENAMETOOLONG. */
+int dsfs_sched_sample_path(const struct dsfs_sched *s, uint64_t idx,
+			   char path[PATH_MAX])
+{
+	const char *rel = dsfs_layout_path(s->cfg.layout, idx),
+		   *alias = dsfs_layout_alias(s->cfg.layout, idx);
+	int n;
+
+	n = alias ? snprintf(path, PATH_MAX, "%s", alias)
+	    : s->prefix_len ? snprintf(path, PATH_MAX, "%s/%s",
+				       s->cfg.plan->dataset, rel)
+			    : snprintf(path, PATH_MAX, "%s", rel);
+	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+/* Open sample idx below SOURCE into o (closing what o held), as the
+ * loader's open would reach it (the final name not followed): O_DIRECT
+ * while the filesystem takes it.  0 or -errno. */
+static int open_sample(struct dsfs_sched *s, uint64_t idx, struct opened *o)
+{
+	char path[PATH_MAX];
+	int fd = -EINVAL;
+
+	dsfs_sched_opened_close(o);
+	o->idx = idx;
+	if (dsfs_sched_sample_path(s, idx, path))
+		return -ENAMETOOLONG;
+	o->flags = O_RDONLY;
+	if (__atomic_load_n(s->cfg.direct_io, __ATOMIC_RELAXED)) {
+		fd = dsfs_open_beneath(s->cfg.root_fd, path,
+				       O_RDONLY | O_DIRECT | O_NOFOLLOW);
+		if (fd != -EINVAL)
+			o->flags = O_RDONLY | O_DIRECT;
+	}
+	if (fd == -EINVAL)
+		fd = dsfs_open_beneath(s->cfg.root_fd, path,
+				       O_RDONLY | O_NOFOLLOW);
+	if (fd < 0)
+		return fd;
+	o->fd = fd;
+	if (fstat(fd, &o->st) == 0)
+		return 0;
+	fd = -errno;
+	dsfs_sched_opened_close(o);
+	return fd;
+}
+
+/*
+ * The layout was listed without a stat pass (dsfs_layout_build_quick):
+ * settle idx's size before it enters a lead window, whose byte sum must
+ * use one size for the sample throughout.  Anything but a regular file,
+ * or a failure, settles it as not prefetchable (the loader's own reads
+ * still work).  The open stays in o for the fetch.  Called without
+ * s->lock.
+ */
+void dsfs_sched_settle_sample(struct dsfs_sched *s, uint64_t idx,
+			      struct opened *o)
+{
+	dsfs_layout_settle(s->cfg.layout, idx,
+			   open_sample(s, idx, o) ? NULL : &o->st);
+}
+
+/* Fetch every chunk of the sample pk picked through o's open if it holds
+ * it.  Called without s->lock.  -ENOSPC as fetch_chunk, else 0. */
+int dsfs_sched_fetch_sample(struct dsfs_sched *s, struct batch *b,
+			    struct opened *o, const struct pick *pk)
+{
+	uint64_t idx = pk->idx;
+	struct dsfs_fdkey key;
+	uint64_t c, size;
+	int err = 0;
+
+	if (!dsfs_layout_prefetchable(s->cfg.layout, idx))
+		return 0;
+	if ((o->fd < 0 || o->idx != idx) && open_sample(s, idx, o))
+		return 0; /* e.g. a symlink: the reader's own reads still work */
+	if (S_ISREG(o->st.st_mode)) {
+		key = (struct dsfs_fdkey){ o->st.st_dev, o->st.st_ino,
+					   (uint32_t)o->flags };
+		size = (uint64_t)o->st.st_size;
+		for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
+			err = fetch_chunk(s, b, &key, &o->fd, size, c,
+					  pk->when, pk->after, pk->push,
+					  pk->repush);
+	}
+	dsfs_sched_opened_close(o);
+	return err;
+}
