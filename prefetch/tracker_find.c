@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Finding the loader's epoch (tracker_int.h): detection, which tests
+ * candidate epochs against the first opens collected, and recovery while
+ * lost, which tests the starts of candidate epochs (the next, the current
+ * begun again, those kept where a new job starts, and up to AHEAD_MAX
+ * epochs further on) against the last missed opens, and adopts the first
+ * that matches.  Single-threaded: the caller's lock, as for tracker.c.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracker_int.h"
+
+/* Recovery while lost: candidate epochs' starts (see tracker.h). */
+
+/*
+ * Positions of a candidate's start that a test accepts: the collection and
+ * the window, but no more window than an eighth of the rank's epoch (the
+ * scheduler gives a small epoch a quarter), nor than keeps the limit within
+ * a quarter of it: a candidate must be 4 times the limit, so that chance
+ * cannot match it.  Then epochs of 160 samples and more have candidates,
+ * those under 320 with less of the window.
+ */
+static uint64_t recover_limit(const struct dsfs_tracker *t)
+{
+	uint64_t per = t->n, w = t->window,
+		 base = DSFS_TRACKER_DETECT_SAMPLES + RECOVER_EVERY;
+
+	if (t->cfg.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED)
+		per = (t->n + t->cfg.world - 1) / t->cfg.world;
+	if (w > per / 8)
+		w = per / 8;
+	if (w > per / 4 - base && per / 4 >= base)
+		w = per / 4 - base;
+	return base + w;
+}
+
+static int pentry_cmp(const void *a, const void *b)
+{
+	const struct pentry *x = a, *y = b;
+
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+void dsfs_tracker_prefix_free(struct prefix *p)
+{
+	free(p->e);
+	p->e = NULL;
+	p->len = 0;
+}
+
+/*
+ * Keep the start of epoch e from its order (count positions): the first
+ * `limit` positions; with stride > 1 (a group's whole permutation), the
+ * positions g / stride of the group's ranks rank .. rank + group - 1.
+ * 0 or -ENOMEM.
+ */
+static int prefix_from(const struct dsfs_tracker *t, const uint32_t *order,
+		       uint64_t count, uint64_t stride, uint64_t e,
+		       struct prefix *out)
+{
+	uint64_t limit = recover_limit(t), g, r, pos, max;
+	uint32_t len = 0;
+
+	max = limit * (stride > 1 ? t->group : 1);
+	out->e = malloc(max * sizeof(*out->e));
+	if (!out->e)
+		return -ENOMEM;
+	for (g = 0; g < count && len < max; g++) {
+		pos = g / stride;
+		r = g % stride;
+		if (pos >= limit)
+			break;
+		if (stride > 1 && (r < t->rank || r >= t->rank + t->group))
+			continue;
+		out->e[len++] = (struct pentry){ order[g], (uint32_t)pos };
+	}
+	qsort(out->e, len, sizeof(*out->e), pentry_cmp);
+	out->len = len;
+	out->epoch = e;
+	out->count = count / stride;
+	return 0;
+}
+
+/*
+ * What a candidate epoch is ordered by: this rank's order, or for a group
+ * (whole) the whole permutation (world 1), whose position g belongs to rank
+ * g mod world; *stride is that world (1 for a rank's own order).
+ */
+static struct dsfs_sampler_cfg candidate_cfg(const struct dsfs_tracker *t,
+					     bool whole, uint32_t *rank,
+					     uint64_t *stride)
+{
+	struct dsfs_sampler_cfg c = t->cfg;
+
+	*rank = t->rank;
+	*stride = 1;
+	if (whole && t->group > 1) {
+		c.world = 1;
+		c.drop_last = false;
+		*rank = 0;
+		*stride = t->cfg.world;
+	}
+	return c;
+}
+
+/* The start of epoch e, computed: this rank's, or the group's (whole).
+ * O(n), torch-random O(e * n). */
+static int prefix_build(struct dsfs_tracker *t, uint64_t e, bool whole,
+			struct prefix *out)
+{
+	uint64_t count, stride;
+	uint32_t *order, rank;
+	struct dsfs_sampler_cfg c = candidate_cfg(t, whole, &rank, &stride);
+	int err;
+
+	err = dsfs_sampler_order(&c, t->n, e, rank, &order, &count);
+	if (err)
+		return err;
+	dsfs_tracker_canon_apply(t, order, count);
+	err = prefix_from(t, order, count, stride, e, out);
+	free(order);
+	return err;
+}
+
+/* Keep an epoch's start among those a new job may start at. */
+void dsfs_tracker_keep_start(struct dsfs_tracker *t, const uint32_t *order,
+			     uint64_t count, uint64_t stride, uint64_t e)
+{
+	if (t->nkept < KEPT_MAX &&
+	    !prefix_from(t, order, count, stride, e, &t->kept[t->nkept]))
+		t->nkept++;
+}
+
+/* Keep epoch e's start, computed (the group's, for a group). */
+static void keep_epoch(struct dsfs_tracker *t, uint64_t e)
+{
+	if (t->nkept < KEPT_MAX &&
+	    !prefix_build(t, e, true, &t->kept[t->nkept]))
+		t->nkept++;
+}
+
+/* Whether idx has a position in p's start (in ep's first limit, when ep
+ * is given instead). */
+static bool at_start(const struct prefix *p,
+		     const struct dsfs_tracker_epoch *ep, uint64_t limit,
+		     uint32_t idx)
+{
+	struct pentry key = { idx, 0 };
+
+	if (ep)
+		return ep->inv[idx] != NO_POS && ep->inv[idx] < limit;
+	return bsearch(&key, p->e, p->len, sizeof(key), pentry_cmp) != NULL;
+}
+
+/* Whether n accesses sit at the start, all but `spare` of them. */
+static bool all_at_start(const struct prefix *p,
+			 const struct dsfs_tracker_epoch *ep, uint64_t limit,
+			 const uint32_t *idx, uint32_t n, uint32_t spare)
+{
+	uint32_t i, missed = 0;
+
+	for (i = 0; i < n && missed <= spare; i++)
+		missed += !at_start(p, ep, limit, idx[i]);
+	return n && missed <= spare;
+}
+
+/*
+ * Whether the loader is at the start of a candidate (a kept start p, or an
+ * epoch ep whose whole order is held): the ring's misses sit there, or the
+ * last RECENT accesses all do (the ring may still hold older misses, such
+ * as a pass over the data between two jobs).  Candidates of fewer than
+ * 4 (collected + 8 + W) positions are never tested: chance matches them.
+ */
+static bool loader_at_start(const struct dsfs_tracker *t,
+			    const struct prefix *p,
+			    const struct dsfs_tracker_epoch *ep)
+{
+	uint64_t limit = recover_limit(t);
+
+	if (ep ? !ep->ready || ep->count < 4 * limit :
+		 !p->e || p->count < 4 * limit)
+		return false;
+	return all_at_start(p, ep, limit, t->ring, t->nring, t->nring / 8) ||
+	       (t->recent_pos >= RECENT &&
+		all_at_start(p, ep, limit, t->recent, RECENT, 0));
+}
+
+/*
+ * The loader is at the start of epoch e: follow it from there, with the
+ * ring's accesses seen (those of this rank's order) and handed on as the
+ * collection (dsfs_tracker_collected()).  A return value as tracker.h says.
+ */
+int dsfs_tracker_adopt(struct dsfs_tracker *t, uint64_t e, bool group)
+{
+	bool first = !t->cur.ready, again = !first && t->cur.epoch == e;
+	uint32_t i, n = t->nring, nrecent;
+
+	if (!again && !(t->next.ready && t->next.epoch == e) &&
+	    dsfs_tracker_epoch_build(t, &t->next, e))
+		return DSFS_TRACK_MISS;
+	/* The ring shows the epoch's start; the last accesses, where the
+	 * loader is now: both are seen, and hand on as the collection. */
+	memcpy(t->collected, t->ring, n * sizeof(*t->ring));
+	nrecent = t->recent_pos < RECENT ? t->recent_pos : RECENT;
+	for (i = 0; i < nrecent; i++)
+		t->collected[n++] = t->recent[i];
+	t->ncollected = n;
+	if (again) {		/* the same epoch begun again */
+		dsfs_tracker_progress_reset(t);
+	} else {
+		t->next.err = 0;
+		t->nvotes = 0;
+		if (dsfs_tracker_switch_epoch(t))
+			return DSFS_TRACK_MISS;
+	}
+	/* Only those at its start: the ring may hold misses from before
+	 * the loader began it (another job's, when the recent ones matched),
+	 * and in a small epoch the first 4 (collected + 8 + W) positions
+	 * dsfs_tracker_place() takes are most of it. */
+	for (i = 0; i < n; i++)
+		if (at_start(NULL, &t->cur, recover_limit(t),
+			     t->collected[i]))
+			dsfs_tracker_place(t, t->collected[i]);
+	t->starts++;
+	if (first || group)
+		t->tracking = DSFS_TRACKER_DETECTED;
+	dsfs_tracker_unlose(t);
+	return first || group ? DSFS_TRACK_DETECTED : DSFS_TRACK_NEXT_EPOCH;
+}
+
+void dsfs_tracker_place(struct dsfs_tracker *t, uint64_t idx)
+{
+	uint32_t p;
+
+	if (idx >= t->n || !t->cur.ready)
+		return;
+	p = dsfs_tracker_unseen_pos(t, idx);
+	if (p != NO_POS && p < 4 * recover_limit(t))
+		dsfs_tracker_mark_seen(t, p);
+}
+
+/* Lost for an epoch's worth of accesses: the candidates move on one epoch
+ * (the loader has), staying lost. */
+static void move_on(struct dsfs_tracker *t)
+{
+	t->lost_run = 0;
+	if (t->fixed || dsfs_tracker_prepare_next(t))
+		return;
+	t->nvotes = 0;
+	dsfs_tracker_switch_epoch(t);
+}
+
+/*
+ * Remember a missed access among distinct ones: while tracking, the first
+ * misses since the tracker last followed the loader (8 accesses in plan in
+ * a row empty the ring), so that when misses make it lost they show where
+ * the loader went, near that epoch's start; while lost, the last ones.
+ */
+void dsfs_tracker_ring_add(struct dsfs_tracker *t, uint64_t idx)
+{
+	uint32_t i;
+
+	t->plan_run = 0;
+	for (i = 0; i < t->nring; i++)
+		if (t->ring[i] == idx)
+			return;
+	if (t->mode != DSFS_TRACKER_LOST &&
+	    t->nring == DSFS_TRACKER_DETECT_SAMPLES)
+		return;
+	t->ring[t->ring_pos] = (uint32_t)idx;
+	t->ring_pos = (t->ring_pos + 1) % DSFS_TRACKER_DETECT_SAMPLES;
+	if (t->nring < DSFS_TRACKER_DETECT_SAMPLES)
+		t->nring++;
+}
+
+/* Work of candidate e in MT19937 outputs (or positions). */
+static uint64_t candidate_work(const struct dsfs_tracker *t, uint64_t e)
+{
+	if (t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return t->n;
+	if (e > (UINT64_MAX / 4) / (t->n + 1))
+		return UINT64_MAX / 2;
+	return (2 * e + 1) * t->n;
+}
+
+/* Forget the epochs ahead (the loader is followed again). */
+void dsfs_tracker_ahead_free(struct dsfs_tracker *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->nahead; i++)
+		dsfs_tracker_prefix_free(&t->ahead[i]);
+	t->nahead = 0;
+	t->ahead_work = 0;
+}
+
+/*
+ * Lost: the epochs ahead among the candidates.  The loader may be many
+ * epochs past the current one: when the kernel serves whole epochs from
+ * its page cache, dsfs hears nothing of them, and only a later cold read
+ * (memory pressure) shows where the loader is.  They are built at the
+ * first test, whose ring holds the first misses, near the start of the
+ * loader's epoch: AHEAD_MAX epochs past the next one, within the
+ * detection's budget for the whole time lost (a torch-random epoch e
+ * costs (2e + 1) n outputs: for 10^6 samples, about the next 30).  Those
+ * the current epoch moves past (move_on) are dropped, and as many added.
+ */
+static void ahead_extend(struct dsfs_tracker *t)
+{
+	uint64_t e = t->cur.epoch + 2, budget = DETECT_WORK + 64 * t->n;
+	uint32_t i, k = 0;
+
+	for (i = 0; i < t->nahead; i++) {
+		if (t->ahead[i].epoch < e)
+			dsfs_tracker_prefix_free(&t->ahead[i]);
+		else
+			t->ahead[k++] = t->ahead[i];
+	}
+	for (i = k; i < t->nahead; i++)
+		t->ahead[i] = (struct prefix){ 0 }; /* moved down: not owned */
+	t->nahead = k;
+	if (k)
+		e = t->ahead[k - 1].epoch + 1;
+	for (; t->nahead < AHEAD_MAX; e++) {
+		t->ahead_work += candidate_work(t, e);
+		if (t->ahead_work > budget ||
+		    prefix_build(t, e, false, &t->ahead[t->nahead]))
+			return;
+		t->nahead++;
+	}
+}
+
+/* A lost access: remember it, and now and then test the candidates. */
+int dsfs_tracker_recover(struct dsfs_tracker *t, uint64_t idx)
+{
+	uint32_t i, want = t->cur.ready ? DSFS_TRACKER_DETECT_SAMPLES :
+					  t->ncollected;
+
+	dsfs_tracker_ring_add(t, idx);
+	if (t->cur.ready && ++t->lost_run >= t->cur.count)
+		move_on(t);
+	if (t->fixed || t->nring < want || ++t->since_test < RECOVER_EVERY)
+		return DSFS_TRACK_MISS;
+	t->since_test = 0;
+	if (t->cur.ready) {
+		if (!dsfs_tracker_prepare_next(t) &&
+		    loader_at_start(t, NULL, &t->next))
+			return dsfs_tracker_adopt(t, t->next.epoch, false);
+		if (loader_at_start(t, NULL, &t->cur))
+			return dsfs_tracker_adopt(t, t->cur.epoch, false);
+		ahead_extend(t);
+		for (i = 0; i < t->nahead; i++)
+			if (loader_at_start(t, &t->ahead[i], NULL))
+				return dsfs_tracker_adopt(t, t->ahead[i].epoch,
+							  false);
+	}
+	for (i = 0; i < t->nkept; i++)
+		if (loader_at_start(t, &t->kept[i], NULL))
+			return dsfs_tracker_adopt(t, t->kept[i].epoch,
+						  t->kept_group);
+	return DSFS_TRACK_MISS;
+}
+
+/*
+ * Whether epoch ep's order places all but an eighth of the collection.
+ * For a group of local ranks, ep holds the whole permutation (world 1) and
+ * an index placed at g belongs to rank g mod world at position g / world
+ * (DistributedSampler's rank::world slicing; padding ignored).
+ */
+static bool candidate_matches(const struct dsfs_tracker *t,
+			      const struct dsfs_tracker_epoch *ep)
+{
+	uint64_t limit = (uint64_t)t->ncollected + t->window, p, r;
+	uint32_t i, missed = 0;
+
+	for (i = 0; i < t->ncollected; i++) {
+		p = ep->inv[t->collected[i]];
+		if (p != NO_POS && t->group > 1) {
+			r = p % t->cfg.world;
+			p /= t->cfg.world;
+			if (r < t->rank || r >= t->rank + t->group)
+				p = NO_POS;
+		}
+		if (p == NO_POS || p >= limit)
+			missed++;
+	}
+	return missed <= t->ncollected / 8;
+}
+
+/* Build candidate e into t->next for the test: this rank's order, or the
+ * whole permutation for a group. */
+static int candidate_build(struct dsfs_tracker *t, uint64_t e)
+{
+	uint64_t stride;
+	uint32_t rank;
+	struct dsfs_sampler_cfg c = candidate_cfg(t, true, &rank, &stride);
+
+	return dsfs_tracker_epoch_build_as(t, &t->next, e, &c, rank);
+}
+
+/*
+ * Test the candidates in turn, building each in t->next; the first match
+ * becomes the current epoch with the collection marked seen.
+ */
+static int detect(struct dsfs_tracker *t)
+{
+	uint64_t i, e, work = 0, budget = DETECT_WORK + 64 * t->n;
+	uint64_t total = DSFS_TRACKER_DETECT_EPOCHS + t->hint_count;
+	uint64_t limit = (uint64_t)t->ncollected + t->window;
+	uint32_t k;
+
+	t->kept_group = t->group > 1;
+	for (i = 0; i < total; i++) {
+		e = i < DSFS_TRACKER_DETECT_EPOCHS ? t->detect_base + i :
+		    t->hint_first + (i - DSFS_TRACKER_DETECT_EPOCHS);
+		work += candidate_work(t, e);
+		if (work > budget)
+			break;
+		if (candidate_build(t, e))
+			continue;
+		if (i < DSFS_TRACKER_DETECT_EPOCHS)
+			dsfs_tracker_keep_start(t, t->next.order, t->next.count,
+				   t->group > 1 ? t->cfg.world : 1, e);
+		if (!candidate_matches(t, &t->next))
+			continue;
+		if (t->group > 1 && dsfs_tracker_epoch_build(t, &t->next, e))
+			continue;
+		t->next.err = 0;
+		t->nvotes = 0;
+		for (k = 0; k < t->ncollected; k++) {
+			uint32_t p = t->next.inv[t->collected[k]];
+
+			if (p != NO_POS && p < limit)
+				t->votes[t->nvotes++] = p;
+		}
+		if (dsfs_tracker_switch_epoch(t))
+			break;
+		t->mode = t->tracking = DSFS_TRACKER_DETECTED;
+		/* A job resumed a few epochs on is found again too. */
+		for (k = 1; k <= KEEP_AFTER && i + k < DSFS_TRACKER_DETECT_EPOCHS;
+		     k++) {
+			work += candidate_work(t, e + k);
+			if (work > budget)
+				break;
+			keep_epoch(t, e + k);
+		}
+		return DSFS_TRACK_DETECTED;
+	}
+	t->mode = DSFS_TRACKER_LOST;
+	t->tracking = DSFS_TRACKER_DETECTED;
+	t->misses++;
+	return DSFS_TRACK_MISS;
+}
+
+/* Collect idx (distinct indices only); detect when enough are in. */
+int dsfs_tracker_access_detecting(struct dsfs_tracker *t, uint64_t idx)
+{
+	uint64_t want = t->n * t->group /
+			(t->cfg.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ?
+			 t->cfg.world : 1);
+	uint32_t i;
+
+	/* Half of a small epoch: the rest may be pushed (read without dsfs)
+	 * and, once the loader is in the next epoch, would be found late. */
+	want = want < 2 * DSFS_TRACKER_DETECT_SAMPLES ? want / 2 :
+						      DSFS_TRACKER_DETECT_SAMPLES;
+	if (want == 0)
+		want = 1;
+	for (i = 0; i < t->ncollected; i++)
+		if (t->collected[i] == idx)
+			return DSFS_TRACK_DETECTING;
+	t->collected[t->ncollected++] = (uint32_t)idx;
+	if (t->ncollected < want)
+		return DSFS_TRACK_DETECTING;
+	return detect(t);
+}
