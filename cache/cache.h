@@ -58,6 +58,10 @@ struct dsfs_cache_entry;
 struct dsfs_cache_key {
 	uint64_t dev, ino;	/* backing file identity */
 	uint64_t chunk;		/* byte offset >> DSFS_CHUNK_SHIFT */
+	uint64_t gen;		/* ... and the file's generation
+				   (lib/ident.h): a file under a reused
+				   inode number finds none of the
+				   deleted one's chunks */
 };
 
 struct dsfs_cache_cfg {
@@ -177,7 +181,8 @@ void dsfs_cache_unpin(struct dsfs_cache *c, struct dsfs_cache_entry *e);
  * else -EIO.  Without verify: 0.  O(len). */
 int dsfs_cache_verify(struct dsfs_cache *c, const struct dsfs_cache_entry *e);
 
-/* Drop every chunk of a file (it changed or vanished).  On return no get
+/* Drop every chunk of a file (it changed or vanished), of every
+ * generation.  On return no get
  * finds any of them: unpinned ones are freed, pinned ones stay readable by
  * their holders and are freed at the last unpin, FILLING ones will be
  * discarded by their fill_done (see dsfs_cache_wait).  Rare; O(entries). */

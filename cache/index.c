@@ -37,7 +37,7 @@
 
 static uint64_t key_hash(const struct dsfs_cache_key *k)
 {
-	uint64_t w[3] = { k->dev, k->ino, k->chunk };
+	uint64_t w[4] = { k->dev, k->ino, k->chunk, k->gen };
 
 	return XXH3_64bits(w, sizeof(w));
 }
@@ -45,7 +45,8 @@ static uint64_t key_hash(const struct dsfs_cache_key *k)
 static bool key_eq(const struct dsfs_cache_key *a,
 		   const struct dsfs_cache_key *b)
 {
-	return a->dev == b->dev && a->ino == b->ino && a->chunk == b->chunk;
+	return a->dev == b->dev && a->ino == b->ino && a->chunk == b->chunk &&
+	       a->gen == b->gen;
 }
 
 static struct dsfs_cache_entry **bucket(struct cshard *s, uint64_t h)

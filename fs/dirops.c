@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "dsfs.h"
+#include "ident.h"
 #include "inodes.h"
 
 struct snap_ent {
@@ -150,6 +151,7 @@ static int plus_entry(struct dsfs_fs *fs, struct dsfs_inode *dir, int dirfd,
 		      struct fuse_entry_param *e, struct dsfs_inode **ref)
 {
 	struct stat st;
+	uint64_t gen;
 
 	*ref = NULL;
 	memset(e, 0, sizeof(*e));
@@ -160,12 +162,13 @@ static int plus_entry(struct dsfs_fs *fs, struct dsfs_inode *dir, int dirfd,
 	}
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	*ref = dsfs_inodes_ref_child(fs->inodes, dir, name, &st);
+	gen = dsfs_ident_gen(dirfd, name);
+	*ref = dsfs_inodes_ref_child(fs->inodes, dir, name, &st, gen);
 	if (!*ref)
 		return -ENOMEM;
 	dsfs_fill_entry(fs, e, *ref, &st);
 	if (fs->push && S_ISREG(st.st_mode))
-		dsfs_push_listed(fs->push, st.st_dev, st.st_ino);
+		dsfs_push_listed(fs->push, st.st_dev, st.st_ino, gen);
 	return 0;
 }
 

@@ -118,7 +118,8 @@ int dsfs_push_start(struct dsfs_fs *fs, struct fuse_session *se,
 bool dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 		     uint32_t len, uint64_t size, uint64_t when,
 		     uint64_t after);
-void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino);
+void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino,
+		      uint64_t gen);
 void dsfs_push_stop(struct dsfs_push *p);
 void dsfs_push_free(struct dsfs_push *p);
 

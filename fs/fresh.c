@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "dsfs.h"
+#include "ident.h"
 #include "inodes.h"
 #include "log.h"
 
@@ -72,9 +73,10 @@ struct dsfs_fresh {
 	unsigned again_head, again_len;
 };
 
-/* Identity of the object behind a file handle, or -errno (gone: ESTALE). */
+/* Identity of the object behind a file handle (its stat and generation),
+ * or -errno (gone: ESTALE). */
 static int fid_identity(struct dsfs_fresh *f, struct file_handle *fh,
-			struct stat *st)
+			struct stat *st, uint64_t *gen)
 {
 	int fd = open_by_handle_at(f->mount_fd, fh, O_PATH | O_CLOEXEC);
 	int err = 0;
@@ -83,6 +85,7 @@ static int fid_identity(struct dsfs_fresh *f, struct file_handle *fh,
 		return -errno;
 	if (fstat(fd, st) < 0)
 		err = -errno;
+	*gen = err ? 0 : dsfs_ident_gen(fd, "");
 	close(fd);
 	return err;
 }
@@ -133,7 +136,8 @@ static void again_add(struct dsfs_fresh *f, uint64_t nodeid)
  * a file its cached data and fds, for a directory the kernel's listing;
  * attributes in both cases.
  */
-static void drop_object(struct dsfs_fresh *f, const struct stat *st)
+static void drop_object(struct dsfs_fresh *f, const struct stat *st,
+			uint64_t gen)
 {
 	struct dsfs_fs *fs = f->fs;
 	uint64_t nodeid;
@@ -146,7 +150,8 @@ static void drop_object(struct dsfs_fresh *f, const struct stat *st)
 		dsfs_cache_invalidate(fs->cache, st->st_dev, st->st_ino);
 		dsfs_fdpool_forget(fs->fdpool, st->st_dev, st->st_ino);
 	}
-	if (dsfs_inodes_find(fs->inodes, st->st_dev, st->st_ino, &nodeid) == 0) {
+	if (dsfs_inodes_find(fs->inodes, st->st_dev, st->st_ino, gen,
+			     &nodeid) == 0) {
 		fuse_lowlevel_notify_inval_inode(f->se, nodeid, 0, 0);
 		if (S_ISREG(st->st_mode))
 			again_add(f, nodeid);
@@ -158,18 +163,18 @@ static void drop_object(struct dsfs_fresh *f, const struct stat *st)
 static void drop_name(struct dsfs_fresh *f, struct file_handle *dir,
 		      const char *name)
 {
+	uint64_t nodeid, gen;
 	struct stat st;
-	uint64_t nodeid;
-
 	int err;
 
 	if (!name[0] || !strcmp(name, "."))
 		return;
-	err = fid_identity(f, dir, &st);
-	if (err || dsfs_inodes_find(f->fs->inodes, st.st_dev, st.st_ino, &nodeid))
+	err = fid_identity(f, dir, &st, &gen);
+	if (err || dsfs_inodes_find(f->fs->inodes, st.st_dev, st.st_ino, gen,
+				    &nodeid))
 		return; /* the kernel knows nothing under that directory */
 	err = fuse_lowlevel_notify_inval_entry(f->se, nodeid, name, strlen(name));
-	drop_object(f, &st); /* its listing, size and times changed too */
+	drop_object(f, &st, gen); /* its listing, size and times changed too */
 	dsfs_debug("freshness: %s changed in directory %llu (%d)", name,
 		   (unsigned long long)nodeid, err);
 }
@@ -185,6 +190,7 @@ union handle_buf {
 struct event_ids {
 	bool have_target, have_dir;
 	struct stat target;
+	uint64_t target_gen;
 	union handle_buf dir;
 	char name[NAME_MAX + 1];
 };
@@ -199,15 +205,18 @@ static void follow_rename(struct dsfs_fresh *f, struct event_ids *ids)
 	struct dsfs_inodes *inodes = f->fs->inodes;
 	struct dsfs_inode *parent;
 	struct stat st;
+	uint64_t gen;
 
 	if (!ids->have_target || !ids->have_dir || !ids->name[0] ||
-	    fid_identity(f, &ids->dir.fh, &st))
+	    fid_identity(f, &ids->dir.fh, &st, &gen))
 		return;
-	parent = dsfs_inodes_find_ref(inodes, st.st_dev, st.st_ino);
+	parent = dsfs_inodes_find_ref(inodes, st.st_dev, st.st_ino, gen);
 	if (!parent)
 		return; /* the kernel holds nothing in that directory */
+	/* The moved file's generation: an inode the kernel holds for an
+	 * older file of the same number is not moved. */
 	dsfs_inodes_renamed(inodes, ids->target.st_dev, ids->target.st_ino,
-			    parent, ids->name);
+			    ids->target_gen, parent, ids->name);
 	dsfs_inodes_unref(inodes, parent, 1);
 }
 
@@ -221,6 +230,7 @@ static void handle_record(struct dsfs_fresh *f, uint64_t mask,
 	struct fanotify_event_info_fid info;
 	union handle_buf h;
 	struct stat st;
+	uint64_t gen;
 	size_t hlen;
 
 	memcpy(&info, rec, sizeof(info));
@@ -230,9 +240,10 @@ static void handle_record(struct dsfs_fresh *f, uint64_t mask,
 		return;
 	memcpy(h.fh.f_handle, rec + sizeof(info) + sizeof(h.fh), hlen);
 	if (info.hdr.info_type == FAN_EVENT_INFO_TYPE_FID) {
-		if (fid_identity(f, &h.fh, &st) == 0) {
-			drop_object(f, &st);
+		if (fid_identity(f, &h.fh, &st, &gen) == 0) {
+			drop_object(f, &st, gen);
 			ids->target = st;
+			ids->target_gen = gen;
 			ids->have_target = true;
 		}
 	} else if (info.hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&

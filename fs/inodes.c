@@ -67,7 +67,8 @@ static const struct dsfs_name *where(const struct dsfs_inode *in)
 }
 
 static struct dsfs_inode *inode_alloc(struct dsfs_inode *parent,
-				      const char *name, const struct stat *st)
+				      const char *name, const struct stat *st,
+				      uint64_t gen)
 {
 	struct dsfs_inode *in = malloc(sizeof(*in));
 
@@ -82,6 +83,7 @@ static struct dsfs_inode *inode_alloc(struct dsfs_inode *parent,
 	in->refs = 1;
 	in->dev = st->st_dev;
 	in->ino = st->st_ino;
+	in->gen = gen;
 	in->type = st->st_mode & S_IFMT;
 	in->size = (uint64_t)st->st_size;
 	in->ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000u +
@@ -113,7 +115,8 @@ static struct dsfs_inode *inode_free(struct dsfs_inodes *t,
 	return parent;
 }
 
-struct dsfs_inodes *dsfs_inodes_new(const struct stat *root_st)
+struct dsfs_inodes *dsfs_inodes_new(const struct stat *root_st,
+				     uint64_t root_gen)
 {
 	struct dsfs_inodes *t = calloc(1, sizeof(*t));
 	unsigned i;
@@ -129,7 +132,7 @@ struct dsfs_inodes *dsfs_inodes_new(const struct stat *root_st)
 	}
 	/* The root lives outside the table: no child lookup can return it
 	 * by identity, which keeps SOURCE's parent links acyclic. */
-	t->root = inode_alloc(NULL, "", root_st);
+	t->root = inode_alloc(NULL, "", root_st, root_gen);
 	if (!t->root)
 		goto fail;
 	return t;
@@ -207,11 +210,11 @@ static void maybe_grow(struct ishard *s)
 }
 
 static struct dsfs_inode *find_locked(struct ishard *s, uint64_t h,
-				      uint64_t dev, uint64_t ino)
+				      uint64_t dev, uint64_t ino, uint64_t gen)
 {
 	struct dsfs_inode *in = s->buckets[bucket_of(s, h)];
 
-	while (in && (in->dev != dev || in->ino != ino))
+	while (in && (in->dev != dev || in->ino != ino || in->gen != gen))
 		in = in->hnext;
 	return in;
 }
@@ -263,7 +266,7 @@ static bool name_front_locked(struct dsfs_inode *in, struct dsfs_inode *parent,
 struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
 					 struct dsfs_inode *parent,
 					 const char *name,
-					 const struct stat *st)
+					 const struct stat *st, uint64_t gen)
 {
 	uint64_t h = id_hash(st->st_dev, st->st_ino);
 	struct ishard *s = shard_of(t, h);
@@ -273,7 +276,7 @@ struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
 	if (st->st_dev == t->root->dev && st->st_ino == t->root->ino)
 		return t->root; /* a hard link or bind mount back to SOURCE */
 	pthread_mutex_lock(&s->lock);
-	in = find_locked(s, h, st->st_dev, st->st_ino);
+	in = find_locked(s, h, st->st_dev, st->st_ino, gen);
 	if (in) {
 		if (!name_front_locked(in, parent, name, &named)) {
 			pthread_mutex_unlock(&s->lock);
@@ -288,11 +291,11 @@ struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
 	}
 	pthread_mutex_unlock(&s->lock);
 
-	fresh = inode_alloc(parent, name, st);
+	fresh = inode_alloc(parent, name, st, gen);
 	if (!fresh)
 		return NULL;
 	pthread_mutex_lock(&s->lock);
-	in = find_locked(s, h, st->st_dev, st->st_ino);
+	in = find_locked(s, h, st->st_dev, st->st_ino, gen);
 	if (in) { /* lost a race with another lookup of the same file */
 		in->refs++;
 		pthread_mutex_unlock(&s->lock);
@@ -374,7 +377,7 @@ const char *dsfs_inodes_name(const struct dsfs_inode *in)
 /* The live inode for (dev, ino), with `refs` more references; NULL if
  * none.  The root is never freed, and unref ignores it. */
 static struct dsfs_inode *find_live(struct dsfs_inodes *t, uint64_t dev,
-				    uint64_t ino, uint64_t refs)
+				    uint64_t ino, uint64_t gen, uint64_t refs)
 {
 	uint64_t h = id_hash(dev, ino);
 	struct ishard *s = shard_of(t, h);
@@ -383,7 +386,7 @@ static struct dsfs_inode *find_live(struct dsfs_inodes *t, uint64_t dev,
 	if (dev == t->root->dev && ino == t->root->ino)
 		return t->root;
 	pthread_mutex_lock(&s->lock);
-	in = find_locked(s, h, dev, ino);
+	in = find_locked(s, h, dev, ino, gen);
 	if (in)
 		in->refs += refs;
 	pthread_mutex_unlock(&s->lock);
@@ -391,7 +394,8 @@ static struct dsfs_inode *find_live(struct dsfs_inodes *t, uint64_t dev,
 }
 
 int dsfs_inodes_renamed(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
-			struct dsfs_inode *parent, const char *name)
+			uint64_t gen, struct dsfs_inode *parent,
+			const char *name)
 {
 	uint64_t h = id_hash(dev, ino);
 	struct ishard *s = shard_of(t, h);
@@ -399,7 +403,7 @@ int dsfs_inodes_renamed(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
 	bool named = false, ok;
 
 	pthread_mutex_lock(&s->lock);
-	in = find_locked(s, h, dev, ino);
+	in = find_locked(s, h, dev, ino, gen);
 	ok = !in || name_front_locked(in, parent, name, &named);
 	pthread_mutex_unlock(&s->lock);
 	if (!in)
@@ -410,9 +414,9 @@ int dsfs_inodes_renamed(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
 }
 
 int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
-		     uint64_t *nodeid)
+		     uint64_t gen, uint64_t *nodeid)
 {
-	struct dsfs_inode *in = find_live(t, dev, ino, 0);
+	struct dsfs_inode *in = find_live(t, dev, ino, gen, 0);
 
 	if (!in)
 		return -ENOENT;
@@ -421,9 +425,9 @@ int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
 }
 
 struct dsfs_inode *dsfs_inodes_find_ref(struct dsfs_inodes *t, uint64_t dev,
-					uint64_t ino)
+					uint64_t ino, uint64_t gen)
 {
-	return find_live(t, dev, ino, 1);
+	return find_live(t, dev, ino, gen, 1);
 }
 
 uint64_t dsfs_inodes_count(struct dsfs_inodes *t)

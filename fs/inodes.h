@@ -3,7 +3,8 @@
  * FUSE inode numbers <-> backing files, without an fd per inode.
  *
  * Each inode the kernel knows is identified by the backing (st_dev, st_ino)
- * and remembers its parent and name, so its path below SOURCE can be rebuilt
+ * and the file's generation (lib/ident.h: a file created later under a
+ * reused inode number is another inode) and remembers its parent and name, so its path below SOURCE can be rebuilt
  * and opened (confined, see lib/beneath.h) when needed.  A lookup that finds
  * a known inode under another name (renamed in SOURCE, or a hard link) puts
  * that name in front: the kernel may keep the inode across a rename, and the
@@ -42,7 +43,8 @@ struct dsfs_inode {
 	uint64_t refs;			/* protected by the shard lock */
 	struct dsfs_name *where;	/* the latest name; atomic (release
 					   by lookups, acquire by readers) */
-	uint64_t dev, ino;		/* backing identity */
+	uint64_t dev, ino, gen;		/* backing identity (gen: see
+					   lib/ident.h) */
 	mode_t type;			/* S_IFMT bits */
 	/* Relaxed atomics, written by lookup/getattr and the read path; a
 	 * stale value only delays a heuristic or shortens a read to the size
@@ -75,8 +77,10 @@ enum dsfs_lookup_state {
 	DSFS_LOOKUP_REPORTED,	/* reported; its read from 0 not seen yet */
 };
 
-/* root_st: stat of SOURCE.  NULL on allocation failure. */
-struct dsfs_inodes *dsfs_inodes_new(const struct stat *root_st);
+/* root_st, root_gen: stat and generation of SOURCE.  NULL on allocation
+ * failure. */
+struct dsfs_inodes *dsfs_inodes_new(const struct stat *root_st,
+				     uint64_t root_gen);
 void dsfs_inodes_free(struct dsfs_inodes *t);
 
 /* The inode behind a FUSE node id (valid while the kernel holds it). */
@@ -84,13 +88,16 @@ struct dsfs_inode *dsfs_inodes_get(struct dsfs_inodes *t, uint64_t nodeid);
 uint64_t dsfs_inodes_nodeid(struct dsfs_inodes *t, struct dsfs_inode *inode);
 
 /*
- * Find or add the inode for a child found by lookup and take one reference;
- * parent/name becomes its front name.  Returns NULL on allocation failure.
+ * Find or add the inode for a child found by lookup (st, and gen from
+ * dsfs_ident_gen()) and take one reference; parent/name becomes its front
+ * name.  An inode of the same number and another generation is another
+ * file, the one deleted before: it is left alone (its reads fail with
+ * ESTALE).  Returns NULL on allocation failure.
  */
 struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
 					 struct dsfs_inode *parent,
 					 const char *name,
-					 const struct stat *st);
+					 const struct stat *st, uint64_t gen);
 /* Take n more references on an inode the caller already holds one on. */
 void dsfs_inodes_ref(struct dsfs_inodes *t, struct dsfs_inode *inode,
 		     uint64_t n);
@@ -107,26 +114,27 @@ int dsfs_inodes_path(const struct dsfs_inode *inode, char *buf, size_t size);
 const char *dsfs_inodes_name(const struct dsfs_inode *inode);
 
 /*
- * The live inode for (dev, ino), if any, was renamed to parent/name in
+ * The live inode for (dev, ino, gen), if any, was renamed to parent/name in
  * SOURCE: that becomes its front name, as a lookup of it would make it, so
  * that a process holding it (an open file, a working directory) reaches it
  * under its new path.  The caller holds a reference on parent.  0, -ENOENT
  * (no such inode) or -ENOMEM.
  */
 int dsfs_inodes_renamed(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
-			struct dsfs_inode *parent, const char *name);
+			uint64_t gen, struct dsfs_inode *parent,
+			const char *name);
 
-/* The node id of the live inode for (dev, ino): 0, or -ENOENT.  The id is
- * only a name for the kernel; the inode may be freed right after. */
+/* The node id of the live inode for (dev, ino, gen): 0, or -ENOENT.  The
+ * id is only a name for the kernel; the inode may be freed right after. */
 int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
-		     uint64_t *nodeid);
+		     uint64_t gen, uint64_t *nodeid);
 
-/* The live inode for (dev, ino) with one reference taken (give it back
+/* The live inode for (dev, ino, gen) with one reference taken (give it back
  * with dsfs_inodes_unref), so that its node id names this file until then;
  * NULL if the kernel holds none.  For a message to the kernel about the
  * file that must not reach another one (fs/push.c). */
 struct dsfs_inode *dsfs_inodes_find_ref(struct dsfs_inodes *t, uint64_t dev,
-					uint64_t ino);
+					uint64_t ino, uint64_t gen);
 
 /* Number of live inodes, root included; for tests and stats. */
 uint64_t dsfs_inodes_count(struct dsfs_inodes *t);

@@ -22,6 +22,7 @@
 #include "cgroup.h"
 #include "detach.h"
 #include "dsfs.h"
+#include "ident.h"
 #include "inodes.h"
 #include "log.h"
 
@@ -247,7 +248,7 @@ static int fs_init(struct dsfs_fs *fs)
 	fs->root_dev = st.st_dev;
 	fs->direct_io = true;
 	clock_gettime(CLOCK_MONOTONIC, &fs->started);
-	fs->inodes = dsfs_inodes_new(&st);
+	fs->inodes = dsfs_inodes_new(&st, dsfs_ident_gen(fs->root_fd, ""));
 	fs->fdpool = dsfs_fdpool_new(fs->opts.max_open);
 	if (!fs->inodes || !fs->fdpool || dsfs_ctl_init(fs)) {
 		fprintf(stderr, "dsfs: out of memory\n");

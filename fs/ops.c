@@ -32,6 +32,7 @@
 
 #include "beneath.h"
 #include "dsfs.h"
+#include "ident.h"
 #include "inodes.h"
 #include "log.h"
 #include "stats.h"
@@ -57,7 +58,8 @@ int dsfs_inode_open(struct dsfs_fs *fs, const struct dsfs_inode *in, int flags)
 		close(fd);
 		return err;
 	}
-	if ((uint64_t)st.st_dev != in->dev || (uint64_t)st.st_ino != in->ino) {
+	if ((uint64_t)st.st_dev != in->dev || (uint64_t)st.st_ino != in->ino ||
+	    dsfs_ident_gen(fd, "") != in->gen) {
 		close(fd);
 		return -ESTALE; /* replaced behind dsfs's back */
 	}
@@ -198,6 +200,7 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fuse_entry_param e;
 	char path[PATH_MAX];
 	struct stat st;
+	uint64_t gen;
 	size_t len;
 	int fd, err;
 
@@ -215,10 +218,11 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		goto out;
 	}
 	err = fstat(fd, &st) < 0 ? -errno : 0;
+	gen = err ? 0 : dsfs_ident_gen(fd, "");
 	close(fd);
 	if (err)
 		goto out;
-	in = dsfs_inodes_ref_child(fs->inodes, dir, name, &st);
+	in = dsfs_inodes_ref_child(fs->inodes, dir, name, &st, gen);
 	if (!in) {
 		err = -ENOMEM;
 		goto out;

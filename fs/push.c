@@ -70,6 +70,7 @@
 
 struct item {
 	uint64_t dev, ino, chunk, size;
+	uint64_t gen;		/* the file's generation (lib/ident.h) */
 	uint64_t when;		/* its entry's next use when fetched */
 	uint64_t after;		/* the entry's next use once pushed */
 	uint64_t due_ns;	/* CLOCK_MONOTONIC: in `later`, not before;
@@ -139,14 +140,14 @@ static struct item *park_set(struct dsfs_push *p, uint64_t dev, uint64_t ino,
 
 /* The parked item of a chunk, or NULL. */
 static struct item *park_find(struct dsfs_push *p, uint64_t dev, uint64_t ino,
-			      uint64_t chunk)
+			      uint64_t gen, uint64_t chunk)
 {
 	struct item *set = park_set(p, dev, ino, chunk);
 	unsigned w;
 
 	for (w = 0; w < WAYS; w++)
 		if (set[w].len && set[w].dev == dev && set[w].ino == ino &&
-		    set[w].chunk == chunk)
+		    set[w].gen == gen && set[w].chunk == chunk)
 			return &set[w];
 	return NULL;
 }
@@ -156,7 +157,8 @@ static struct item *park_find(struct dsfs_push *p, uint64_t dev, uint64_t ino,
 static void park_put(struct dsfs_push *p, const struct item *it)
 {
 	struct item *set = park_set(p, it->dev, it->ino, it->chunk);
-	struct item *slot = park_find(p, it->dev, it->ino, it->chunk);
+	struct item *slot = park_find(p, it->dev, it->ino, it->gen,
+				      it->chunk);
 	unsigned w;
 
 	if (!slot) {
@@ -202,22 +204,22 @@ static int store(struct dsfs_push *p, uint64_t nodeid,
 static enum pushed push_one(struct dsfs_push *p, const struct item *it)
 {
 	struct dsfs_fs *fs = p->fs;
-	struct dsfs_cache_key k = { it->dev, it->ino, it->chunk };
+	struct dsfs_cache_key k = { it->dev, it->ino, it->chunk, it->gen };
 	struct dsfs_cache_entry *e;
 	struct dsfs_inode *in;
 	enum pushed ret = PUSH_DONE;
-	uint64_t gen, nodeid;
+	uint64_t fresh, nodeid;
 	int err;
 
 	/* Sequentially consistent: ordered against fresh.c's invalidation
 	 * (see the file comment); the writev of the push is a full barrier
 	 * itself. */
-	gen = __atomic_load_n(&fs->fresh_gen, __ATOMIC_SEQ_CST);
-	if (gen & 1) {
+	fresh = __atomic_load_n(&fs->fresh_gen, __ATOMIC_SEQ_CST);
+	if (fresh & 1) {
 		dsfs_count(&fs->counters.push_skipped, 1);
 		return PUSH_DONE;
 	}
-	in = dsfs_inodes_find_ref(fs->inodes, it->dev, it->ino);
+	in = dsfs_inodes_find_ref(fs->inodes, it->dev, it->ino, it->gen);
 	if (!in)
 		return PUSH_NO_INODE;
 	if (!S_ISREG(in->type) ||
@@ -256,7 +258,7 @@ static enum pushed push_one(struct dsfs_push *p, const struct item *it)
 		dsfs_count(&fs->counters.push_skipped, 1);
 	}
 	dsfs_cache_unpin(fs->cache, e);
-	if (__atomic_load_n(&fs->fresh_gen, __ATOMIC_SEQ_CST) != gen)
+	if (__atomic_load_n(&fs->fresh_gen, __ATOMIC_SEQ_CST) != fresh)
 		fuse_lowlevel_notify_inval_inode(p->se, nodeid, 0, 0);
 out:
 	dsfs_inodes_unref(fs->inodes, in, 1);
@@ -386,8 +388,8 @@ bool dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 		     uint64_t after)
 {
 	struct item it = { .dev = k->dev, .ino = k->ino, .chunk = k->chunk,
-			   .size = size, .when = when, .after = after,
-			   .len = len };
+			   .gen = k->gen, .size = size, .when = when,
+			   .after = after, .len = len };
 	bool wake = false, queued = true, known;
 	uint64_t nodeid;
 
@@ -395,7 +397,8 @@ bool dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 	 * waking the push thread for it: a loader that never lists its data
 	 * set (only looks names up) would otherwise cost a wake-up per chunk
 	 * for nothing.  The thread checks again before it stores. */
-	known = !dsfs_inodes_find(p->fs->inodes, k->dev, k->ino, &nodeid);
+	known = !dsfs_inodes_find(p->fs->inodes, k->dev, k->ino, k->gen,
+				  &nodeid);
 
 	pthread_mutex_lock(&p->lock);
 	if (p->stop)
@@ -412,7 +415,8 @@ bool dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 	return queued;
 }
 
-void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino)
+void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino,
+		      uint64_t gen)
 {
 	struct item *slot;
 	uint64_t c, due = 0;
@@ -423,7 +427,7 @@ void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino)
 	if (!__atomic_load_n(&p->parked, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&p->lock);
-	for (c = 0; (slot = park_find(p, dev, ino, c)); c++) {
+	for (c = 0; (slot = park_find(p, dev, ino, gen, c)); c++) {
 		if (!due)
 			due = now_ns() + LATER_NS;
 		slot->due_ns = due;

@@ -56,7 +56,7 @@ static int borrow_fd(struct dsfs_fs *fs, const struct dsfs_inode *in,
 		     struct dsfs_fdref *ref, bool *direct)
 {
 	struct open_ctx ctx = { fs, in };
-	struct dsfs_fdkey key = { in->dev, in->ino, O_RDONLY };
+	struct dsfs_fdkey key = { in->dev, in->ino, O_RDONLY, in->gen };
 	int err;
 
 	*direct = __atomic_load_n(&fs->direct_io, __ATOMIC_RELAXED);
@@ -166,7 +166,7 @@ static void report_open(struct dsfs_fs *fs, fuse_req_t req,
 static void prefetch_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
 			   uint64_t size, uint64_t chunk)
 {
-	struct dsfs_cache_key k = { in->dev, in->ino, chunk };
+	struct dsfs_cache_key k = { in->dev, in->ino, chunk, in->gen };
 	struct dsfs_cache_entry *e;
 	uint32_t len = chunk_len(size, chunk);
 	int got;
@@ -306,7 +306,7 @@ static int get_ready(struct dsfs_fs *fs, const struct dsfs_inode *in,
 		     uint64_t size, uint64_t chunk, struct piece *p,
 		     bool *waited, bool *missed)
 {
-	struct dsfs_cache_key k = { in->dev, in->ino, chunk };
+	struct dsfs_cache_key k = { in->dev, in->ino, chunk, in->gen };
 	unsigned flags = DSFS_CACHE_NOWAIT | DSFS_CACHE_USE;
 	int tries, got, err;
 

@@ -47,14 +47,16 @@ struct dsfs_fdpool {
 
 static uint64_t key_hash(const struct dsfs_fdkey *k)
 {
-	uint64_t w[2] = { k->dev ^ ((uint64_t)k->flags << 48), k->ino };
+	uint64_t w[3] = { k->dev ^ ((uint64_t)k->flags << 48), k->ino,
+			  k->gen };
 
 	return XXH3_64bits(w, sizeof(w));
 }
 
 static bool key_eq(const struct dsfs_fdkey *a, const struct dsfs_fdkey *b)
 {
-	return a->dev == b->dev && a->ino == b->ino && a->flags == b->flags;
+	return a->dev == b->dev && a->ino == b->ino && a->flags == b->flags &&
+	       a->gen == b->gen;
 }
 
 struct dsfs_fdpool *dsfs_fdpool_new(unsigned capacity)

@@ -19,11 +19,13 @@
 
 struct dsfs_fdpool;
 
-/* What an fd is for: the backing file's identity and the open flags. */
+/* What an fd is for: the backing file's identity (its generation too:
+ * lib/ident.h) and the open flags. */
 struct dsfs_fdkey {
 	uint64_t dev;
 	uint64_t ino;
 	uint32_t flags;
+	uint64_t gen;
 };
 
 /* A borrowed fd; hand it back with dsfs_fdpool_put(). */

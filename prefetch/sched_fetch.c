@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "beneath.h"
+#include "ident.h"
 #include "sched_int.h"
 
 struct fetch {
@@ -110,7 +111,7 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 		       uint64_t chunk, uint64_t when, uint64_t after,
 		       bool filled, bool repush)
 {
-	struct dsfs_cache_key k = { key->dev, key->ino, chunk };
+	struct dsfs_cache_key k = { key->dev, key->ino, chunk, key->gen };
 	uint64_t start = chunk << DSFS_CHUNK_SHIFT;
 	uint32_t len = size - start < DSFS_CHUNK_SIZE ? (uint32_t)(size - start)
 						       : DSFS_CHUNK_SIZE;
@@ -247,7 +248,8 @@ int dsfs_sched_fetch_sample(struct dsfs_sched *s, struct batch *b,
 		return 0; /* e.g. a symlink: the reader's own reads still work */
 	if (S_ISREG(o->st.st_mode)) {
 		key = (struct dsfs_fdkey){ o->st.st_dev, o->st.st_ino,
-					   (uint32_t)o->flags };
+					   (uint32_t)o->flags,
+					   dsfs_ident_gen(o->fd, "") };
 		size = (uint64_t)o->st.st_size;
 		for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
 			err = fetch_chunk(s, b, &key, &o->fd, size, c,

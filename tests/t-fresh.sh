@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-fresh: files replaced, rewritten, truncated, appended or deleted on the volume while cached are never served stale; files and directories renamed while the kernel holds them are found under their new names; a filesystem mounted below SOURCE gets inode numbers of its own and a warning.
+# t-fresh: files replaced, rewritten, truncated, appended or deleted on the volume while cached are never served stale; files and directories renamed while the kernel holds them are found under their new names; a file held open never reads the bytes of a later file given its inode number; a filesystem mounted below SOURCE gets inode numbers of its own and a warning.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -97,6 +97,63 @@ until_ok 5 cmp -s /dev/fd/5 "$SRC/rd" ||
 	fail "an open file renamed, its new name not looked up: $(cmp /dev/fd/5 "$SRC/rd" 2>&1)"
 wait "$cwd_pid" || fail "a working directory renamed, its new name not looked up"
 exec 5<&-
+
+# XFS gives a freed inode's number to a file created soon after.  A file
+# held open through the mount, then replaced by a rename, must never read
+# the bytes of the later file that got its number (renamed over a name the
+# kernel knows): ESTALE, or its own bytes, and the later file its own.
+say "an inode number reused while the old file is held open"
+mkdir "$SRC/reuse"
+"$PY" - "$SRC/reuse" "$MNT/reuse" >"$WORK/reuse.out" <<'PYEOF' || fail "inode number reuse: $(cat "$WORK/reuse.out")"
+import os, sys, time
+src, mnt = sys.argv[1:]
+def write(path, byte, n=65536):
+    with open(path, "wb") as f:
+        f.write(bytes([byte]) * n)
+reused = bad = 0
+for t in range(400):
+    write(src + "/a", 1 + t % 100)
+    fd = os.open(mnt + "/a", os.O_RDONLY)
+    want = os.pread(fd, 4096, 0)[0]
+    old_ino = os.stat(src + "/a").st_ino
+    write(src + "/.new", 200)
+    os.rename(src + "/.new", src + "/a")
+    later = None
+    for k in range(32):
+        p = "%s/n%d" % (src, k)
+        write(p, 150, 4096)
+        if os.stat(p).st_ino == old_ino:
+            later = p
+            break
+    if later:
+        reused += 1
+        write(later, 250)
+        os.listdir(mnt)
+        if os.path.exists(src + "/b"):
+            os.stat(mnt + "/b")
+        os.rename(later, src + "/b")
+        time.sleep(0.05)  # the rename's event reaches dsfs
+        try:
+            got = os.pread(fd, 65536, 0)
+            if got and set(got) != {want}:
+                bad += 1
+                print("held file read %s, not %d" % (set(got), want))
+        except OSError:
+            pass  # ESTALE: replaced
+        with open(mnt + "/b", "rb") as f:
+            if f.read() != bytes([250]) * 65536:
+                bad += 1
+                print("the later file read wrong")
+    os.close(fd)
+    for name in os.listdir(src):
+        if name.startswith("n"):
+            os.unlink(src + "/" + name)
+    if reused >= 5:
+        break
+print("%d inode numbers reused, %d wrong reads" % (reused, bad))
+sys.exit(bad > 0 or reused == 0)
+PYEOF
+cat "$WORK/reuse.out" >&2
 
 "$READCHECK" tree "$SRC" "$MNT" || fail "final tree differs"
 

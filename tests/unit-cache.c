@@ -191,9 +191,9 @@ static void test_pins(void)
 		CHECK(get_filled(f.cache, key(2, i), 8 * PAGE, 0, i, &e[i]) ==
 		      DSFS_CACHE_FILL);
 	CHECK(stats(f.cache).used_bytes == 64 * PAGE);
-	CHECK(dsfs_cache_get(f.cache, &(struct dsfs_cache_key){ 7, 2, 8 }, PAGE,
+	CHECK(dsfs_cache_get(f.cache, &(struct dsfs_cache_key){ 7, 2, 8, 0 }, PAGE,
 			     0, &x) == -ENOSPC);
-	CHECK(dsfs_cache_get(f.cache, &(struct dsfs_cache_key){ 7, 2, 8 }, PAGE,
+	CHECK(dsfs_cache_get(f.cache, &(struct dsfs_cache_key){ 7, 2, 8, 0 }, PAGE,
 			     DSFS_CACHE_FORCE, &x) == -ENOSPC);
 	for (i = 0; i < 8; i++)
 		CHECK(has_pattern(f.cache, e[i], i, 8 * PAGE));
@@ -388,9 +388,9 @@ static void test_invalidate_ready(struct fixture *f)
 	/* b stays pinned across the invalidation. */
 	dsfs_cache_invalidate(f->cache, 7, 5);
 	CHECK(stats(f->cache).invalidations == 2);
-	CHECK(dsfs_cache_get(f->cache, &(struct dsfs_cache_key){ 7, 5, 0 },
+	CHECK(dsfs_cache_get(f->cache, &(struct dsfs_cache_key){ 7, 5, 0, 0 },
 			     PAGE, DSFS_CACHE_NOFILL, &x) == -ENOENT);
-	CHECK(dsfs_cache_get(f->cache, &(struct dsfs_cache_key){ 7, 5, 1 },
+	CHECK(dsfs_cache_get(f->cache, &(struct dsfs_cache_key){ 7, 5, 1, 0 },
 			     PAGE, DSFS_CACHE_NOFILL, &x) == -ENOENT);
 	CHECK(stats(f->cache).entries == 2);	   /* b (pinned) and other */
 	CHECK(has_pattern(f->cache, b, 51, PAGE)); /* still readable */
@@ -439,6 +439,32 @@ static void test_invalidate(void)
 	dsfs_cache_invalidate(f.cache, 7, 6);
 	dsfs_cache_invalidate(f.cache, 7, 8);
 	CHECK(stats(f.cache).entries == 0 && stats(f.cache).used_bytes == 0);
+	teardown(&f);
+}
+
+/* A file created under a reused inode number (another generation) finds
+ * none of the old file's chunks; a file's invalidation drops both. */
+static void test_generations(void)
+{
+	struct fixture f;
+	struct dsfs_cache_key old = key(9, 0), young = key(9, 0);
+	struct dsfs_cache_entry *e;
+
+	setup(&f, 64, false);
+	old.gen = 1;
+	young.gen = 2;
+	CHECK(get_filled(f.cache, old, PAGE, 0, 90, &e) == DSFS_CACHE_FILL);
+	dsfs_cache_unpin(f.cache, e);
+	CHECK(get_filled(f.cache, young, PAGE, 0, 91, &e) == DSFS_CACHE_FILL);
+	dsfs_cache_unpin(f.cache, e);
+	CHECK(get_filled(f.cache, old, PAGE, 0, 0, &e) == DSFS_CACHE_HIT);
+	CHECK(has_pattern(f.cache, e, 90, PAGE));
+	dsfs_cache_unpin(f.cache, e);
+	CHECK(get_filled(f.cache, young, PAGE, 0, 0, &e) == DSFS_CACHE_HIT);
+	CHECK(has_pattern(f.cache, e, 91, PAGE));
+	dsfs_cache_unpin(f.cache, e);
+	dsfs_cache_invalidate(f.cache, 7, 9);
+	CHECK(stats(f.cache).entries == 0);
 	teardown(&f);
 }
 
@@ -775,6 +801,7 @@ int main(int argc, char **argv)
 	test_used_bound();
 	test_waiters();
 	test_invalidate();
+	test_generations();
 	test_verify();
 	test_scattered();
 	test_scan_resistance();

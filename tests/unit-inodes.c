@@ -34,24 +34,24 @@ static void test_paths_and_refs(void)
 {
 	struct stat rst = st_of(1, S_IFDIR), ast = st_of(2, S_IFDIR),
 		    bst = st_of(3, S_IFREG);
-	struct dsfs_inodes *t = dsfs_inodes_new(&rst);
-	struct dsfs_inode *root = dsfs_inodes_get(t, 1), *a, *b, *b2;
+	struct dsfs_inodes *t = dsfs_inodes_new(&rst, 5);
+	struct dsfs_inode *root = dsfs_inodes_get(t, 1), *a, *b, *b2, *c;
 	char small[4];
 
 	CHECK(path_is(root, "."));
 	CHECK(dsfs_inodes_nodeid(t, root) == 1);
-	a = dsfs_inodes_ref_child(t, root, "a dir", &ast);
-	b = dsfs_inodes_ref_child(t, a, "café.jpg", &bst);
+	a = dsfs_inodes_ref_child(t, root, "a dir", &ast, 5);
+	b = dsfs_inodes_ref_child(t, a, "café.jpg", &bst, 5);
 	CHECK(path_is(a, "a dir"));
 	CHECK(path_is(b, "a dir/café.jpg"));
 	CHECK(dsfs_inodes_get(t, dsfs_inodes_nodeid(t, b)) == b);
 	CHECK(dsfs_inodes_path(b, small, sizeof(small)) == -ENAMETOOLONG);
 	/* A second name for the same file (hard link, or the file renamed
 	 * while the kernel held it) is the same inode, now by that name. */
-	b2 = dsfs_inodes_ref_child(t, root, "link", &bst);
+	b2 = dsfs_inodes_ref_child(t, root, "link", &bst, 5);
 	CHECK(b2 == b && path_is(b2, "link"));
 	/* SOURCE reached again (bind mount inside it) maps to the root. */
-	CHECK(dsfs_inodes_ref_child(t, a, "loop", &rst) == root);
+	CHECK(dsfs_inodes_ref_child(t, a, "loop", &rst, 5) == root);
 	CHECK(dsfs_inodes_count(t) == 3);
 	/* The kernel forgets the directory first: the child's older name
 	 * keeps it. */
@@ -59,16 +59,28 @@ static void test_paths_and_refs(void)
 	CHECK(dsfs_inodes_count(t) == 3);
 	CHECK(path_is(b, "link"));
 	/* The first name found again comes back to the front. */
-	CHECK(dsfs_inodes_ref_child(t, a, "café.jpg", &bst) == b);
+	CHECK(dsfs_inodes_ref_child(t, a, "café.jpg", &bst, 5) == b);
 	CHECK(path_is(b, "a dir/café.jpg"));
-	CHECK(dsfs_inodes_ref_child(t, root, "link", &bst) == b);
+	CHECK(dsfs_inodes_ref_child(t, root, "link", &bst, 5) == b);
 	CHECK(path_is(b, "link"));
 	/* Renamed in SOURCE (fanotify's word, no lookup): the new name
 	 * comes to the front and holds its directory; an unknown inode is
 	 * left alone. */
-	CHECK(dsfs_inodes_renamed(t, 7, 3, a, "moved") == 0);
+	CHECK(dsfs_inodes_renamed(t, 7, 3, 5, a, "moved") == 0);
 	CHECK(path_is(b, "a dir/moved"));
-	CHECK(dsfs_inodes_renamed(t, 7, 99, a, "x") == -ENOENT);
+	CHECK(dsfs_inodes_renamed(t, 7, 99, 5, a, "x") == -ENOENT);
+	/* The same inode number in another generation is another file (one
+	 * created after b's was deleted, the number reused): a new inode,
+	 * and a rename of it does not move b. */
+	c = dsfs_inodes_ref_child(t, root, "reused", &bst, 6);
+	CHECK(c && c != b && path_is(c, "reused") && path_is(b, "a dir/moved"));
+	CHECK(dsfs_inodes_renamed(t, 7, 3, 6, root, "elsewhere") == 0);
+	CHECK(path_is(c, "elsewhere") && path_is(b, "a dir/moved"));
+	CHECK(dsfs_inodes_renamed(t, 7, 3, 7, root, "x") == -ENOENT);
+	CHECK(dsfs_inodes_find_ref(t, 7, 3, 6) == c);
+	CHECK(dsfs_inodes_find_ref(t, 7, 3, 5) == b);
+	dsfs_inodes_unref(t, c, 2);
+	dsfs_inodes_unref(t, b, 1);
 	dsfs_inodes_unref(t, b, 4);
 	CHECK(dsfs_inodes_count(t) == 1);
 	dsfs_inodes_unref(t, root, 5); /* the root is never freed */
@@ -90,13 +102,13 @@ static void *churn(void *arg)
 		struct dsfs_inode *dir, *got[FILES];
 		struct stat dst = st_of(100, S_IFDIR);
 
-		dir = dsfs_inodes_ref_child(shared, root, "d", &dst);
+		dir = dsfs_inodes_ref_child(shared, root, "d", &dst, 5);
 		for (i = 0; i < FILES; i++) {
 			struct stat fst = st_of(1000 + i, S_IFREG);
 			char name[16];
 
 			snprintf(name, sizeof(name), "f%u", i);
-			got[i] = dsfs_inodes_ref_child(shared, dir, name, &fst);
+			got[i] = dsfs_inodes_ref_child(shared, dir, name, &fst, 5);
 			CHECK(got[i] && got[i]->ino == 1000 + i);
 		}
 		for (i = 0; i < FILES; i++)
@@ -112,7 +124,7 @@ static void test_concurrent(void)
 	pthread_t t[THREADS];
 	unsigned i;
 
-	shared = dsfs_inodes_new(&rst);
+	shared = dsfs_inodes_new(&rst, 5);
 	for (i = 0; i < THREADS; i++)
 		pthread_create(&t[i], NULL, churn, NULL);
 	for (i = 0; i < THREADS; i++)
@@ -137,7 +149,7 @@ static void *mover(void *arg)
 	for (i = 0; i < MOVES; i++)
 		CHECK(dsfs_inodes_ref_child(shared, dirs[i % 2],
 					    i % 2 ? "second name" : "x",
-					    &fst) == moving);
+					    &fst, 5) == moving);
 	__atomic_store_n(&moves_done, true, __ATOMIC_RELEASE);
 	return arg;
 }
@@ -151,11 +163,11 @@ static void test_rename_race(void)
 	char path[64];
 	pthread_t t;
 
-	shared = dsfs_inodes_new(&rst);
+	shared = dsfs_inodes_new(&rst, 5);
 	root = dsfs_inodes_get(shared, 1);
-	dirs[0] = dsfs_inodes_ref_child(shared, root, "d0", &d0);
-	dirs[1] = dsfs_inodes_ref_child(shared, root, "dir one", &d1);
-	moving = dsfs_inodes_ref_child(shared, dirs[1], "second name", &fst);
+	dirs[0] = dsfs_inodes_ref_child(shared, root, "d0", &d0, 5);
+	dirs[1] = dsfs_inodes_ref_child(shared, root, "dir one", &d1, 5);
+	moving = dsfs_inodes_ref_child(shared, dirs[1], "second name", &fst, 5);
 	pthread_create(&t, NULL, mover, NULL);
 	while (!__atomic_load_n(&moves_done, __ATOMIC_ACQUIRE)) {
 		CHECK(!dsfs_inodes_path(moving, path, sizeof(path)));
