@@ -10,7 +10,8 @@
 
 void dsfs_readers_clear(struct dsfs_readers *rs)
 {
-	memset(rs, 0, sizeof(*rs));
+	memset(rs->r, 0, sizeof(rs->r));
+	rs->followed_ns = 0;
 }
 
 /* Whether r is judged to follow the plan: more than a quarter of its last
@@ -76,7 +77,7 @@ static struct dsfs_reader *slot_of(struct dsfs_readers *rs, uint32_t pid)
  */
 static uint64_t followers_at(const struct dsfs_readers *rs,
 			     const struct dsfs_reader *r, uint64_t now_ns,
-			     uint64_t *spread)
+			     bool check_alive, uint64_t *spread)
 {
 	uint64_t at = DSFS_READERS_NOWHERE, lo = DSFS_READERS_NOWHERE;
 	unsigned i;
@@ -86,7 +87,8 @@ static uint64_t followers_at(const struct dsfs_readers *rs,
 
 		if (o == r || !o->pid || !o->placed_ns ||
 		    now_ns - o->placed_ns > DSFS_READERS_FOLLOW_NS ||
-		    !follows(o) || o->when == DSFS_READERS_NOWHERE)
+		    !follows(o) || o->when == DSFS_READERS_NOWHERE ||
+		    (check_alive && rs->alive && !rs->alive(o->pid)))
 			continue;
 		if (at == DSFS_READERS_NOWHERE || o->when > at)
 			at = o->when;
@@ -135,7 +137,11 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 	if (!pid)
 		return DSFS_READER_FEED;
 	r = slot_of(rs, pid);
-	at = followers_at(rs, r, now_ns, &spread);
+	at = followers_at(rs, r, now_ns, false, &spread);
+	/* Far past them: only followers that still exist count.  A system
+	 * call each, on this path alone. */
+	if (at != DSFS_READERS_NOWHERE && !follows(r) && !near_followers(o, at))
+		at = followers_at(rs, r, now_ns, true, &spread);
 	on = placed(r, o, at);
 	r->when = o->when;
 	r->seen_ns = now_ns;

@@ -73,6 +73,12 @@ struct dsfs_readers {
 	uint64_t followed_ns;	/* at the latest new epoch, the latest
 				   placed open of a process following;
 				   0: none */
+	/* Whether process pid still exists; NULL: every one does.  Asked
+	 * only of followers when an open lands far past them: a loader's
+	 * workers that ended (a DataLoader without persistent workers, at
+	 * an epoch's end or a break out of it) follow no more, and the next
+	 * epoch's new workers, whose opens land at its start, are fed. */
+	bool (*alive)(uint32_t pid);
 };
 
 /* What dsfs_readers_note() decided. */
@@ -83,7 +89,7 @@ enum dsfs_reader_verdict {
 				   another program (say so) */
 };
 
-/* Forget every process.  Zero-initialised is empty. */
+/* Forget every process (keeping `alive`).  Zero-initialised is empty. */
 void dsfs_readers_clear(struct dsfs_readers *rs);
 /* An epoch begins: forget every process but those judged other programs
  * at least DSFS_READERS_FOLLOW_NS before the loader's latest placed open

@@ -12,8 +12,10 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -376,6 +378,11 @@ static void proc_name(uint32_t pid, char *buf, size_t len)
 		n = snprintf(buf, len, "?");
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
+}
+
+bool dsfs_sched_pid_alive(uint32_t pid)
+{
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
 _Static_assert(DSFS_TRACKER_NEVER == DSFS_READERS_NOWHERE,

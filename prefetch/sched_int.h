@@ -165,5 +165,7 @@ int dsfs_sched_sample_of(const struct dsfs_sched *s, const char *path,
 			 uint64_t *idx, bool *linked);
 /* CLOCK_MONOTONIC_COARSE in nanoseconds. */
 uint64_t dsfs_sched_coarse_ns(void);
+/* Whether process pid exists (readers.h's `alive`). */
+bool dsfs_sched_pid_alive(uint32_t pid);
 
 #endif

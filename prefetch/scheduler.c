@@ -529,6 +529,7 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 	s->cfg = *cfg;
 	s->sampler = p->sampler;
 	s->prefix_len = strcmp(p->dataset, ".") ? strlen(p->dataset) + 1 : 0;
+	s->readers.alive = dsfs_sched_pid_alive;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
 	err = canon_init(s);

@@ -4,6 +4,7 @@
 Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
            [--batch-size B] [--workers N] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
+           [--break-first B]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
            [--stats MNT FILE]
 
@@ -28,6 +29,8 @@ so the later ones are warm) and the processes sharing --barrier DIR (N of them,
 each with its own --rank) wait for each other, twice: before the drop, so no
 one drops while another still reads, and after it, so all start together.
 Each batch is followed by a sleep of MS milliseconds standing for compute.
+--break-first B: epoch FIRST stops after B batches (a cap on the steps of
+an epoch, or an early stop), and the next epoch starts at once.
 --stats MNT FILE appends to FILE the stats snapshot of the dsfs mount MNT
 (its root's user.dsfs.stats), each line prefixed with where it was taken:
 "eE" before epoch E (after the drop and, with --barrier, between the two
@@ -130,6 +133,7 @@ def parse_args():
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--sleep-ms", type=float, default=0)
+    ap.add_argument("--break-first", type=int, default=0)
     drop = ap.add_mutually_exclusive_group()
     drop.add_argument("--drop-caches", action="store_true")
     drop.add_argument("--drop-caches-first", action="store_true")
@@ -211,11 +215,14 @@ def make_loader(a, ds):
     return DataLoader(ds, sampler=sampler, **common), sampler
 
 
-def run_epoch(a, loader, digests, listing):
-    """Iterate one epoch; returns (samples, bytes, seconds)."""
+def run_epoch(a, loader, digests, listing, batches=0):
+    """Iterate one epoch (its first `batches` batches, if not 0); returns
+    (samples, bytes, seconds)."""
     n = nbytes = 0
     t = time.monotonic()
-    for batch in loader:
+    for b, batch in enumerate(loader):
+        if batches and b == batches:
+            break
         for i, data in batch:
             d = hashlib.blake2b(data, digest_size=16).digest()
             if digests.setdefault(i, d) != d:
@@ -262,8 +269,9 @@ def main():
             barrier(a.barrier, "e%d-go" % e, a.rank, a.parties)
         if a.mode == "unseeded":
             print("epoch=%d effective_seed=%d" % (e, next_epoch_seed()), flush=True)
-        n, nbytes, secs = run_epoch(a, loader, digests, listing)
-        if n != len(loader.sampler):
+        cut = a.break_first if e == a.first else 0
+        n, nbytes, secs = run_epoch(a, loader, digests, listing, cut)
+        if n != len(loader.sampler) and not cut:
             die("epoch %d: %d samples, the sampler has %d" % (e, n, len(loader.sampler)))
         print("epoch=%d rank=%d samples=%d bytes=%d seconds=%.3f"
               % (e, a.rank, n, nbytes, secs), flush=True)

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "readers.h"
 #include "unit-check.h"
@@ -78,8 +79,37 @@ static unsigned loader(struct dsfs_readers *rs, uint32_t pid, unsigned n)
 
 static void reset(struct dsfs_readers *rs)
 {
+	memset(rs, 0, sizeof(*rs));
 	dsfs_readers_clear(rs);
 	front = at = 0;
+}
+
+/* The processes that exist, for `alive`: all but the ended one. */
+static uint32_t ended_pid;
+
+static bool alive(uint32_t pid)
+{
+	return pid != ended_pid;
+}
+
+/* A loader's workers end (a break out of an epoch, no persistent
+ * workers) and the next epoch's start at once, at its start, far past
+ * where the old ones were: fed, once the old ones are known gone. */
+static void test_followers_ended(void)
+{
+	struct dsfs_readers rs;
+
+	reset(&rs);
+	rs.alive = alive;
+	ended_pid = 0;
+	CHECK(!loader(&rs, 100, 200));
+	/* Still there: a newcomer far ahead is left out. */
+	CHECK(opens_at(&rs, 101, at + COUNT / 2, 1, 4) == 4);
+	ended_pid = 100;
+	CHECK(!opens_at(&rs, 102, at + COUNT / 2, 1, 50));
+	CHECK(rs.alive == alive); /* kept across a clear */
+	dsfs_readers_clear(&rs);
+	CHECK(rs.alive == alive);
 }
 
 /* A loader (pid 100) and tar (pid 200, its opens anywhere in the plan)
@@ -280,6 +310,7 @@ int main(void)
 	test_newcomer_margin();
 	test_tar_beside_loader();
 	test_no_follower();
+	test_followers_ended();
 	test_workers();
 	test_recovers();
 	test_many();
