@@ -163,6 +163,12 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 			      const struct dsfs_tracker_state *now, bool group)
 {
 	bool ddp = s->cfg.plan->sampler.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED;
+	/* A torch-random order past epoch 0 also depends on how the loader
+	 * draws from its generator (dsfs(8) persistent_workers, and
+	 * sampler_generator): the options a user forgets. */
+	const char *also = s->cfg.plan->sampler.kind == DSFS_SAMPLER_TORCH_RANDOM ?
+				   ", or persistent_workers or sampler_generator not given as the loader has them" :
+				   "";
 	unsigned long long e = now->epoch;
 	char who[32] = "";
 	uint64_t missed;
@@ -189,9 +195,9 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 			(unsigned long long)now->accesses);
 	else if (now->detected == DSFS_TRACKER_LOST)
 		dsfs_warn(
-			"plan: %sprediction lost in epoch %llu: %llu of %llu opens mispredicted (a new job, another reader, or a wrong seed or sampler?); prefetch by the plan stops until an epoch's start matches",
+			"plan: %sprediction lost in epoch %llu: %llu of %llu opens mispredicted (a new job, another reader, a wrong seed or sampler%s?); prefetch by the plan stops until an epoch's start matches",
 			who, e, (unsigned long long)now->mispredictions,
-			(unsigned long long)now->accesses);
+			(unsigned long long)now->accesses, also);
 	else if (was->detected == DSFS_TRACKER_DETECTING)
 		dsfs_info("plan: %sepoch %llu detected after %llu opens", who,
 			  e, (unsigned long long)now->accesses);
