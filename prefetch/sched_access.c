@@ -151,7 +151,32 @@ void dsfs_sched_publish_now_locked(struct dsfs_sched *s)
 	dsfs_cache_set_now(s->cfg.cache, now);
 }
 
-/* Feed one access to its rank's tracker.  Called with s->lock held. */
+/*
+ * A torch-random loader found drawing from its generator another way than
+ * the plan says (tracker.h dsfs_tracker_way): say which, once each time it
+ * changes, with the options that give it.
+ */
+static void log_way(struct dsfs_sched *s, const struct dsfs_tracker *t)
+{
+	const struct dsfs_sampler_cfg *p = &s->cfg.plan->sampler;
+	bool pw, sg;
+
+	if (p->kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return;
+	dsfs_tracker_way(t, &pw, &sg);
+	if (pw == s->way_pw && sg == s->way_sg)
+		return;
+	s->way_pw = pw;
+	s->way_sg = sg;
+	dsfs_warn("plan: the loader draws from its generator as %s: following it so; mount with %s to follow it from the start",
+		  sg ? "a sampler's own (sampler_generator)" :
+		  pw ? "a DataLoader's with persistent workers" :
+		       "a DataLoader's without persistent workers",
+		  sg ? "-o sampler_generator" :
+		  pw ? "-o persistent_workers" :
+		       "neither persistent_workers nor sampler_generator");
+}
+
 /*
  * One log line when a rank's tracker changed mode or epoch over an access
  * (was -> now): the epoch detected, the next epoch begun, the prediction
@@ -205,6 +230,8 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 		dsfs_info(
 			"plan: %sprediction found again: following epoch %llu",
 			who, e);
+	if (was->detected != now->detected && r->t)
+		log_way(s, r->t);
 	else
 		dsfs_info("plan: %sepoch %llu begun", who, e);
 }

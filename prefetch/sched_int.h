@@ -78,6 +78,9 @@ struct dsfs_sched {
 	 * Protected by lock. */
 	struct dsfs_sampler_cfg sampler;
 	uint32_t *canon;		/* sampler.canon's, or NULL */
+	bool way_pw, way_sg;		/* torch-random: the way the loader
+					   was last said to draw (log_way);
+					   under lock */
 	bool discovered;
 	/* The processes whose opens reach the plan: another program's are
 	 * left out while a loader follows (readers.h).  Under lock. */

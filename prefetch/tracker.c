@@ -718,6 +718,13 @@ int dsfs_tracker_new_fixed(uint32_t *order, uint64_t count, uint64_t n,
 	return tracker_start(t, epoch_index(t, &t->cur), out);
 }
 
+void dsfs_tracker_way(const struct dsfs_tracker *t, bool *persistent_workers,
+		      bool *sampler_generator)
+{
+	*persistent_workers = t->cfg.persistent_workers;
+	*sampler_generator = t->cfg.sampler_generator;
+}
+
 bool dsfs_tracker_holds_group(const struct dsfs_tracker *t)
 {
 	return t->mode == DSFS_TRACKER_LOST && t->kept_group && t->nkept;

@@ -288,7 +288,8 @@ static uint64_t candidate_work(const struct dsfs_tracker *t, uint64_t e)
 	return (2 * e + 1) * t->n;
 }
 
-/* Forget the epochs ahead (the loader is followed again). */
+/* Forget the epochs ahead and those drawn other ways (the loader is
+ * followed again). */
 void dsfs_tracker_ahead_free(struct dsfs_tracker *t)
 {
 	uint32_t i;
@@ -297,6 +298,84 @@ void dsfs_tracker_ahead_free(struct dsfs_tracker *t)
 		dsfs_tracker_prefix_free(&t->ahead[i]);
 	t->nahead = 0;
 	t->ahead_work = 0;
+	for (i = 0; i < t->nways; i++)
+		dsfs_tracker_prefix_free(&t->ways[i]);
+	t->nways = 0;
+	t->ways_built = false;
+}
+
+/*
+ * torch-random: the ways a DataLoader draws from its generator besides
+ * the permutations (sampler.h): a base seed every epoch, once
+ * (persistent_workers), or never (sampler_generator).  They are loader
+ * options a user forgets to give: epoch 0 is the same with and without
+ * persistent workers, so that one loses the loader at epoch 1 for good,
+ * and without sampler_generator the detection finds nothing.
+ */
+static const struct {
+	bool persistent_workers, sampler_generator;
+} way_table[] = { { false, false }, { true, false }, { false, true } };
+
+static unsigned way_now(const struct dsfs_tracker *t)
+{
+	return t->cfg.sampler_generator ? 2 : t->cfg.persistent_workers;
+}
+
+/*
+ * Lost, torch-random: the starts of the current epoch and the next two
+ * (epochs 0 to 2 when the detection found none) drawn the two other ways,
+ * built at the first test, once per time lost, within the detection's
+ * budget.  O(ways * e * n).
+ */
+static void ways_build(struct dsfs_tracker *t)
+{
+	uint64_t e0 = t->cur.ready ? t->cur.epoch : 0, e, work = 0,
+		 budget = DETECT_WORK + 64 * t->n;
+	struct dsfs_sampler_cfg keep = t->cfg;
+	unsigned w;
+
+	if (t->ways_built || t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return;
+	t->ways_built = true;
+	for (w = 0; w < 3; w++) {
+		if (w == way_now(t))
+			continue;
+		for (e = e0; e < e0 + WAYS_EPOCHS && t->nways < WAYS_MAX; e++) {
+			work += candidate_work(t, e);
+			if (work > budget)
+				break;
+			t->cfg.persistent_workers =
+				way_table[w].persistent_workers;
+			t->cfg.sampler_generator =
+				way_table[w].sampler_generator;
+			if (!prefix_build(t, e, false, &t->ways[t->nways]))
+				t->way_of[t->nways++] = (uint8_t)w;
+			t->cfg = keep;
+		}
+	}
+}
+
+/*
+ * The loader is at the start of ways[i]: draw as it does from now on, and
+ * follow it there.  The epochs held and the starts kept for a new job
+ * were drawn the old way.
+ */
+static int adopt_way(struct dsfs_tracker *t, uint32_t i)
+{
+	uint64_t e = t->ways[i].epoch;
+	unsigned w = t->way_of[i];
+	uint32_t k;
+
+	t->cfg.persistent_workers = way_table[w].persistent_workers;
+	t->cfg.sampler_generator = way_table[w].sampler_generator;
+	t->next.ready = false;
+	if (t->cur.ready && t->cur.epoch == e &&
+	    dsfs_tracker_epoch_build(t, &t->cur, e))
+		return DSFS_TRACK_MISS;
+	for (k = 0; k < t->nkept; k++)
+		dsfs_tracker_prefix_free(&t->kept[k]);
+	t->nkept = 0;
+	return dsfs_tracker_adopt(t, e, false);
 }
 
 /*
@@ -363,6 +442,10 @@ int dsfs_tracker_recover(struct dsfs_tracker *t, uint64_t idx)
 		if (loader_at_start(t, &t->kept[i], NULL))
 			return dsfs_tracker_adopt(t, t->kept[i].epoch,
 						  t->kept_group);
+	ways_build(t);
+	for (i = 0; i < t->nways; i++)
+		if (loader_at_start(t, &t->ways[i], NULL))
+			return adopt_way(t, i);
 	return DSFS_TRACK_MISS;
 }
 

@@ -25,6 +25,8 @@
 #define RECENT 16	     /* last accesses kept: where the loader is now */
 #define KEEP_AFTER 4	     /* starts kept past the epoch detected */
 #define AHEAD_MAX 64	     /* lost: epochs past the next one tested */
+#define WAYS_EPOCHS 3	     /* lost, torch-random: epochs drawn other ways */
+#define WAYS_MAX (2 * WAYS_EPOCHS) /* ... two other ways each */
 
 /* The start of a candidate epoch: (index, position) pairs sorted by index,
  * the positions below a limit (of each rank of a group). */
@@ -86,6 +88,14 @@ struct dsfs_tracker {
 	 * and what they cost (candidate_work). */
 	struct prefix ahead[AHEAD_MAX];
 	uint32_t nahead;
+	/* Lost, torch-random: the starts of the epochs around the current
+	 * one as a loader draws them that has persistent workers, or draws
+	 * no base seed (sampler_generator), when the plan says otherwise
+	 * (ways_build); ways_built once per time lost. */
+	struct prefix ways[WAYS_MAX];
+	uint8_t way_of[WAYS_MAX];	/* index in tracker_find.c's table */
+	uint32_t nways;
+	bool ways_built;
 	uint64_t ahead_work;
 	uint32_t ring[DSFS_TRACKER_DETECT_SAMPLES]; /* last distinct accesses */
 	uint32_t nring, ring_pos, since_test;

@@ -4,7 +4,7 @@
 Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
            [--batch-size B] [--workers N] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
-           [--break-first B]
+           [--break-first B] [--persistent]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
            [--stats MNT FILE]
 
@@ -31,6 +31,7 @@ one drops while another still reads, and after it, so all start together.
 Each batch is followed by a sleep of MS milliseconds standing for compute.
 --break-first B: epoch FIRST stops after B batches (a cap on the steps of
 an epoch, or an early stop), and the next epoch starts at once.
+--persistent: the DataLoader keeps its workers (persistent_workers=True).
 --stats MNT FILE appends to FILE the stats snapshot of the dsfs mount MNT
 (its root's user.dsfs.stats), each line prefixed with where it was taken:
 "eE" before epoch E (after the drop and, with --barrier, between the two
@@ -134,6 +135,7 @@ def parse_args():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--sleep-ms", type=float, default=0)
     ap.add_argument("--break-first", type=int, default=0)
+    ap.add_argument("--persistent", action="store_true")
     drop = ap.add_mutually_exclusive_group()
     drop.add_argument("--drop-caches", action="store_true")
     drop.add_argument("--drop-caches-first", action="store_true")
@@ -203,7 +205,8 @@ def find_seed(a):
 
 def make_loader(a, ds):
     """The DataLoader and, for distributed, its sampler (for set_epoch)."""
-    common = dict(batch_size=a.batch_size, num_workers=a.workers, collate_fn=keep)
+    common = dict(batch_size=a.batch_size, num_workers=a.workers, collate_fn=keep,
+                  persistent_workers=a.persistent and a.workers > 0)
     if a.mode == "unseeded":
         start_unseeded(a.seed)
         return DataLoader(ds, shuffle=True, **common), None

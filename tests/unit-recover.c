@@ -8,7 +8,9 @@
  * Also: with push, a rank sees only every eighth read, and the next epoch
  * still begins; and a small data set's loader is found again after another
  * job's epoch; and a loader many epochs on (epochs the page cache served)
- * is found again.  No mount; single-threaded.
+ * is found again; a torch-random loader drawn another way than planned
+ * (persistent workers, the sampler's own generator) is found and followed
+ * that way.  No mount; single-threaded.
  */
 #include "config.h"
 
@@ -275,8 +277,51 @@ static void test_served_epochs(enum dsfs_sampler kind, uint64_t n, uint64_t at)
 	dsfs_tracker_free(t);
 }
 
+/*
+ * torch-random, a loader option the plan was not given: the loader has
+ * persistent workers (epoch 0 as planned, epoch 1 not), or its sampler
+ * has the generator (sampler_generator: no epoch as planned).  Lost, the
+ * tracker finds the loader drawn that way at the first test and follows
+ * it from then on.
+ */
+static void test_other_way(bool persistent, bool sampler_generator)
+{
+	struct dsfs_sampler_cfg c, way;
+	struct dsfs_tracker *t;
+	struct fed f = { 0 }, g = { 0 }, h = { 0 };
+	uint64_t n0, n1, n2, n = 3000;
+	uint32_t *o0, *o1, *o2;
+	bool pw, sg;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 42, 1);
+	way = c;
+	way.persistent_workers = persistent;
+	way.sampler_generator = sampler_generator;
+	o0 = unit_order(&way, n, 0, 0, &n0);
+	o1 = unit_order(&way, n, 1, 0, &n1);
+	o2 = unit_order(&way, n, 2, 0, &n2);
+	CHECK(dsfs_tracker_new(&c, n, 0, true, 0,
+			       dsfs_tracker_window_for(n), &t) == 0);
+	feed(t, o0, 0, n0, 1, &f);
+	feed(t, o1, 0, n1, 1, &g);
+	/* Lost (64 misses) and found at the first test, in epoch 0 or 1. */
+	CHECK(f.miss + g.miss <= 64 + 8 + 32);
+	state_is(t, DSFS_TRACKER_DETECTED, 1);
+	dsfs_tracker_way(t, &pw, &sg);
+	CHECK(pw == persistent && sg == sampler_generator);
+	feed(t, o2, 0, n2, 1, &h);
+	CHECK(h.next == 1 && h.miss == 0);
+	state_is(t, DSFS_TRACKER_DETECTED, 2);
+	free(o0);
+	free(o1);
+	free(o2);
+	dsfs_tracker_free(t);
+}
+
 int main(void)
 {
+	test_other_way(true, false);
+	test_other_way(false, true);
 	test_served_epochs(DSFS_SAMPLER_TORCH_RANDOM, 3000, 6);
 	test_served_epochs(DSFS_SAMPLER_TORCH_RANDOM, 3000, 40);
 	test_served_epochs(DSFS_SAMPLER_PYTHON_SHUFFLE, 1500, 9);
