@@ -110,21 +110,31 @@ static struct dsfs_sampler_cfg candidate_cfg(const struct dsfs_tracker *t,
 
 /* The start of epoch e, computed: this rank's, or the group's (whole).
  * O(n), torch-random O(e * n). */
-static int prefix_build(struct dsfs_tracker *t, uint64_t e, bool whole,
-			struct prefix *out)
+static int prefix_build_as(struct dsfs_tracker *t,
+			   const struct dsfs_sampler_cfg *c, uint32_t rank,
+			   uint64_t stride, uint64_t e, struct prefix *out)
 {
-	uint64_t count, stride;
-	uint32_t *order, rank;
-	struct dsfs_sampler_cfg c = candidate_cfg(t, whole, &rank, &stride);
+	uint64_t count;
+	uint32_t *order;
 	int err;
 
-	err = dsfs_sampler_order(&c, t->n, e, rank, &order, &count);
+	err = dsfs_sampler_order(c, t->n, e, rank, &order, &count);
 	if (err)
 		return err;
 	dsfs_tracker_canon_apply(t, order, count);
 	err = prefix_from(t, order, count, stride, e, out);
 	free(order);
 	return err;
+}
+
+static int prefix_build(struct dsfs_tracker *t, uint64_t e, bool whole,
+			struct prefix *out)
+{
+	uint64_t stride;
+	uint32_t rank;
+	struct dsfs_sampler_cfg c = candidate_cfg(t, whole, &rank, &stride);
+
+	return prefix_build_as(t, &c, rank, stride, e, out);
 }
 
 /* Keep an epoch's start among those a new job may start at. */
@@ -331,7 +341,7 @@ static void ways_build(struct dsfs_tracker *t)
 {
 	uint64_t e0 = t->cur.ready ? t->cur.epoch : 0, e, work = 0,
 		 budget = DETECT_WORK + 64 * t->n;
-	struct dsfs_sampler_cfg keep = t->cfg;
+	struct dsfs_sampler_cfg c = t->cfg;
 	unsigned w;
 
 	if (t->ways_built || t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM)
@@ -340,17 +350,15 @@ static void ways_build(struct dsfs_tracker *t)
 	for (w = 0; w < 3; w++) {
 		if (w == way_now(t))
 			continue;
+		c.persistent_workers = way_table[w].persistent_workers;
+		c.sampler_generator = way_table[w].sampler_generator;
 		for (e = e0; e < e0 + WAYS_EPOCHS && t->nways < WAYS_MAX; e++) {
 			work += candidate_work(t, e);
 			if (work > budget)
 				break;
-			t->cfg.persistent_workers =
-				way_table[w].persistent_workers;
-			t->cfg.sampler_generator =
-				way_table[w].sampler_generator;
-			if (!prefix_build(t, e, false, &t->ways[t->nways]))
+			if (!prefix_build_as(t, &c, t->rank, 1, e,
+					     &t->ways[t->nways]))
 				t->way_of[t->nways++] = (uint8_t)w;
-			t->cfg = keep;
 		}
 	}
 }
