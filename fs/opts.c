@@ -54,6 +54,7 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	DSFS_OPT("ranks=%s", plan_opts.ranks),
 	DSFS_OPT("discover_threads=%s", plan_opts.discover_threads),
 	DSFS_OPT("discover_range=%s", plan_opts.discover_range),
+	DSFS_OPT("num_samples=%s", plan_opts.num_samples),
 	{ "drop_last", offsetof(struct dsfs_opts, plan_opts.drop_last), 1 },
 	{ "persistent_workers",
 	  offsetof(struct dsfs_opts, plan_opts.persistent_workers), 1 },
@@ -142,6 +143,7 @@ static void usage(const char *prog)
 	       "    -o persistent_workers  torch-random: persistent_workers=True\n"
 	       "    -o sampler_generator   torch-random: the generator is given to\n"
 	       "                           RandomSampler only, not to DataLoader\n"
+	       "    -o num_samples=K       torch-random: RandomSampler(num_samples=K)\n"
 	       "    -o discover_threads=N  seed=discover: search threads (default:\n"
 	       "                           the CPUs), at idle priority\n"
 	       "    -o discover_range=A-B  seed=discover: search seeds A to B-1 only\n"
@@ -562,7 +564,7 @@ enum dsfs_opts_result dsfs_opts_parse(int argc, char **argv,
 
 /* What a plan-change command may give (see ctl.c for layout, dataset and
  * list, which only a mount without a plan yet accepts). */
-#define CMD_OPTS "sampler, seed, epoch, world, rank, ranks, drop_last, persistent_workers, sampler_generator, discover_threads and discover_range"
+#define CMD_OPTS "sampler, seed, epoch, world, rank, ranks, drop_last, persistent_workers, sampler_generator, num_samples, discover_threads and discover_range"
 
 /* A command being parsed: fuse_opt stores values at the table's offsets
  * from the start of the data pointer, hence `o` first. */

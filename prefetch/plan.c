@@ -46,6 +46,7 @@ static const char *stray_option(const struct dsfs_plan_opts *o)
 	       o->drop_last ? "drop_last" :
 	       o->persistent_workers ? "persistent_workers" :
 	       o->sampler_generator ? "sampler_generator" :
+	       o->num_samples ? "num_samples" :
 	       o->discover_threads ? "discover_threads" :
 	       o->discover_range ? "discover_range" : NULL;
 }
@@ -162,6 +163,24 @@ static int parse_epoch(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 	return 0;
 }
 
+/* num_samples=K: a RandomSampler(num_samples=K) (torch-random only). */
+static int parse_num_samples(const struct dsfs_plan_opts *o,
+			     struct dsfs_plan_cfg *c, char *why, size_t whylen)
+{
+	if (!o->num_samples)
+		return 0;
+	if (c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return refuse(why, whylen, "num_samples applies only to sampler=torch-random (a RandomSampler given num_samples=)");
+	if (c->discover)
+		return refuse(why, whylen, "num_samples=%s: not supported with seed=discover; give the seed",
+			      o->num_samples);
+	if (dsfs_parse_u64(o->num_samples, 1, DSFS_SAMPLER_MAX_N,
+			   &c->sampler.num_samples))
+		return refuse(why, whylen, "num_samples=%s: give the sampler's num_samples, an integer from 1 to %u",
+			      o->num_samples, DSFS_SAMPLER_MAX_N);
+	return 0;
+}
+
 /*
  * seed=discover: no seed given; each epoch's is searched (seek.h).  Only an
  * unseeded RandomSampler draws a fresh seed each epoch, and then neither an
@@ -257,7 +276,9 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 	if (o->sampler_generator && s->kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return refuse(why, whylen, "sampler_generator applies only to sampler=torch-random");
 	s->sampler_generator = o->sampler_generator != 0;
-	err = parse_discover(o, c, why, whylen);
+	err = parse_num_samples(o, c, why, whylen);
+	if (!err)
+		err = parse_discover(o, c, why, whylen);
 	if (!err)
 		err = parse_distributed(o, c, why, whylen);
 	if (!err && c->discover && c->sampler.kind ==
@@ -286,6 +307,7 @@ static const size_t opt_strings[] = {
 	offsetof(struct dsfs_plan_opts, ranks),
 	offsetof(struct dsfs_plan_opts, discover_threads),
 	offsetof(struct dsfs_plan_opts, discover_range),
+	offsetof(struct dsfs_plan_opts, num_samples),
 };
 #define N_OPT_STRINGS (sizeof(opt_strings) / sizeof(opt_strings[0]))
 
@@ -377,6 +399,9 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 		fprintf(f, ",persistent_workers");
 	if (s->sampler_generator)
 		fprintf(f, ",sampler_generator");
+	if (s->num_samples)
+		fprintf(f, ",num_samples=%llu",
+			(unsigned long long)s->num_samples);
 	if (c->discover_threads)
 		fprintf(f, ",discover_threads=%u", c->discover_threads);
 	if (c->discover && (c->discover_first || c->discover_end !=

@@ -24,7 +24,7 @@
 struct dsfs_plan_opts {
 	char *sampler, *seed, *epoch, *layout, *dataset, *list;
 	char *world, *rank, *ranks;
-	char *discover_threads, *discover_range;
+	char *discover_threads, *discover_range, *num_samples;
 	int drop_last, persistent_workers, sampler_generator;
 };
 

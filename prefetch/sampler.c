@@ -170,18 +170,19 @@ static void torch_randperm(struct dsfs_mt19937 *mt, uint32_t *a, uint32_t n)
 }
 
 /*
- * Outputs of G drawn before epoch `epoch`'s randperm (verified against torch
- * 1.13 by tests/golden_sampler.py): each iterator creation draws the base
- * seed (one random64 = 2 outputs; only the first creation with persistent
- * workers, where later epochs reuse the iterator), then randperm(n) (n - 1),
- * then at the end of the epoch the sampler's unused second randperm (n - 1).
- * A generator given to the sampler alone gives no base seed: the DataLoader
- * draws it from torch's global generator.
+ * Outputs of G drawn before epoch `epoch`'s first randperm (verified against
+ * torch 1.13 by tests/golden_sampler.py): each iterator creation draws the
+ * base seed (one random64 = 2 outputs; only the first creation with
+ * persistent workers, where later epochs reuse the iterator), then the
+ * sampler's randperms (n - 1 outputs each): num_samples / n read whole and
+ * one more, cut to the rest, which is never read at all when num_samples is
+ * n, the default.  A generator given to the sampler alone gives no base
+ * seed: the DataLoader draws it from torch's global generator.
  */
 static int torch_random_skip(const struct dsfs_sampler_cfg *cfg, uint32_t n,
-			     uint64_t epoch, uint64_t *skip)
+			     uint64_t count, uint64_t epoch, uint64_t *skip)
 {
-	uint64_t per_epoch = 2 * (uint64_t)(n - 1), s;
+	uint64_t per_epoch = (count / n + 1) * (uint64_t)(n - 1), s;
 	bool base_seed = !cfg->sampler_generator;
 
 	if (base_seed && !cfg->persistent_workers)
@@ -193,19 +194,27 @@ static int torch_random_skip(const struct dsfs_sampler_cfg *cfg, uint32_t n,
 	return 0;
 }
 
+/* The count indices of the epoch into a; tmp: n indices for the last,
+ * partly read randperm. */
 static int order_torch_random(const struct dsfs_sampler_cfg *cfg, uint32_t n,
-			      uint64_t epoch, uint32_t *a)
+			      uint64_t count, uint64_t epoch, uint32_t *a,
+			      uint32_t *tmp)
 {
+	uint64_t skip, whole = count / n, q;
 	struct dsfs_mt19937 mt;
-	uint64_t skip;
 	int ret;
 
-	ret = torch_random_skip(cfg, n, epoch, &skip);
+	ret = torch_random_skip(cfg, n, count, epoch, &skip);
 	if (ret)
 		return ret;
 	dsfs_mt_init_genrand(&mt, dsfs_seed_low32(&cfg->seed));
 	dsfs_mt_skip(&mt, skip);
-	torch_randperm(&mt, a, n);
+	for (q = 0; q < whole; q++)
+		torch_randperm(&mt, a + q * n, n);
+	if (count % n) {
+		torch_randperm(&mt, tmp, n);
+		memcpy(a + whole * n, tmp, (count % n) * sizeof(*a));
+	}
 	return 0;
 }
 
@@ -216,6 +225,15 @@ static uint64_t distributed_count(const struct dsfs_sampler_cfg *cfg,
 	if (cfg->drop_last)
 		return n / cfg->world;
 	return (n + (uint64_t)cfg->world - 1) / cfg->world;
+}
+
+uint64_t dsfs_sampler_count(const struct dsfs_sampler_cfg *cfg, uint64_t n)
+{
+	if (cfg->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED && cfg->world)
+		return distributed_count(cfg, (uint32_t)n);
+	if (cfg->kind == DSFS_SAMPLER_TORCH_RANDOM && cfg->num_samples && n)
+		return cfg->num_samples;
+	return n;
 }
 
 /*
@@ -318,6 +336,9 @@ static int order_args(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 	if (cfg->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED &&
 	    (!cfg->world || rank >= cfg->world))
 		return -EINVAL;
+	if (cfg->num_samples && (cfg->kind != DSFS_SAMPLER_TORCH_RANDOM ||
+				 cfg->num_samples > DSFS_SAMPLER_MAX_N))
+		return -EINVAL;
 	return 0;
 }
 
@@ -325,8 +346,9 @@ int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 		       uint64_t epoch, uint32_t rank, uint32_t **order,
 		       uint64_t *count)
 {
+	uint32_t *a, *tmp;
 	struct dsfs_seed s;
-	uint32_t *a;
+	uint64_t c;
 	int ret;
 
 	ret = order_args(cfg, n, rank);
@@ -345,12 +367,16 @@ int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 	if (cfg->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED)
 		return order_torch_distributed(cfg, &s, (uint32_t)n, rank,
 					       order, count);
-	a = alloc_indices(n);
+	c = dsfs_sampler_count(cfg, n);
+	a = alloc_indices(c);
 	if (!a)
 		return -ENOMEM;
 	switch (cfg->kind) {
 	case DSFS_SAMPLER_TORCH_RANDOM:
-		ret = order_torch_random(cfg, (uint32_t)n, epoch, a);
+		tmp = c % n ? alloc_indices(n) : NULL;
+		ret = c % n && !tmp ? -ENOMEM :
+			order_torch_random(cfg, (uint32_t)n, c, epoch, a, tmp);
+		free(tmp);
 		break;
 	case DSFS_SAMPLER_PYTHON_SHUFFLE:
 		order_python(&s, (uint32_t)n, a);
@@ -367,6 +393,6 @@ int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 		return ret;
 	}
 	*order = a;
-	*count = n;
+	*count = c;
 	return 0;
 }

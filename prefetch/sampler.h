@@ -47,6 +47,8 @@ struct dsfs_sampler_cfg {
 				    sampler's alone (RandomSampler(ds,
 				    generator=g) in a DataLoader given no
 				    generator=): no base seed drawn from it */
+	uint64_t num_samples;	 /* torch-random: RandomSampler(num_samples=),
+				    1 .. DSFS_SAMPLER_MAX_N; 0: n */
 	uint32_t world;		 /* torch-distributed: num_replicas, >= 1 */
 	bool drop_last;		 /* torch-distributed: drop_last */
 	/* For trackers (tracker.h), ignored by dsfs_sampler_order(): NULL,
@@ -55,6 +57,13 @@ struct dsfs_sampler_cfg {
 	 * path twice, links to one file).  The caller keeps it alive. */
 	const uint32_t *canon;
 };
+
+/*
+ * The samples the loader reads in an epoch: n, rank's num_samples for
+ * torch-distributed (every rank's), cfg->num_samples for torch-random when
+ * set.  O(1).
+ */
+uint64_t dsfs_sampler_count(const struct dsfs_sampler_cfg *cfg, uint64_t n);
 
 /* "none", "sequential", "torch-random", ...; NULL for an unknown value. */
 const char *dsfs_sampler_name(enum dsfs_sampler kind);
@@ -93,18 +102,21 @@ int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
  *     earlier epochs drew are skipped (per epoch: one random64 for the
  *     workers' base seed, drawn once only with persistent_workers, never
  *     with sampler_generator, then randperm(n) and a second, unused
- *     randperm(n) when the epoch ends).
+ *     randperm(n) when the epoch ends).  With num_samples = q * n + r:
+ *     q randperms read whole, then one more of which the first r are read
+ *     (*count = num_samples; every sample read q or q + 1 times).
  *   torch-distributed: what rank `rank` of cfg->world reads, padding repeats
  *     included (or trimmed with drop_last): *count = num_samples, which may
  *     differ from n.
  *   python-shuffle, numpy-permutation: a permutation of 0 .. n-1.
  * n = 0 gives an empty array (*order is still a valid pointer).
- * Errors: -EINVAL (kind none or unknown, world = 0, rank >= world),
+ * Errors: -EINVAL (kind none or unknown, world = 0, rank >= world,
+ * num_samples set for another kind than torch-random or too large),
  * -ERANGE (seed + epoch not accepted: see dsfs_sampler_check_epoch()),
  * -EFBIG (n > DSFS_SAMPLER_MAX_N, or torch kinds with
  * n >= DSFS_SAMPLER_TORCH_MAX_N), -EOVERFLOW (torch-random: the outputs to
  * skip exceed 2^64), -ENOMEM.
- * Cost: O(n) time and memory; torch-random also skips
+ * Cost: O(n + count) time and memory; torch-random also skips
  * 2 * epoch * n MT19937 outputs, O(epoch * n) (about 1 ns each: epoch 100
  * of n = 10^7 costs about 2 s), so callers should cache the order of an epoch.
  */

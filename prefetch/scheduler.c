@@ -353,13 +353,10 @@ static void *sched_thread(void *arg)
 	return NULL;
 }
 
-/* Samples one rank reads per epoch, near enough for
- * dsfs_tracker_window_for(). */
+/* Samples one rank reads per epoch, for dsfs_tracker_window_for(). */
 static uint64_t per_rank(const struct dsfs_plan_cfg *p, uint64_t n)
 {
-	if (p->sampler.kind != DSFS_SAMPLER_TORCH_DISTRIBUTED)
-		return n;
-	return (n + p->sampler.world - 1) / p->sampler.world;
+	return dsfs_sampler_count(&p->sampler, n);
 }
 
 static void ranks_free(struct dsfs_sched *s)

@@ -27,11 +27,9 @@
  */
 static uint64_t recover_limit(const struct dsfs_tracker *t)
 {
-	uint64_t per = t->n, w = t->window,
+	uint64_t per = dsfs_sampler_count(&t->cfg, t->n), w = t->window,
 		 base = DSFS_TRACKER_DETECT_SAMPLES + RECOVER_EVERY;
 
-	if (t->cfg.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED)
-		per = (t->n + t->cfg.world - 1) / t->cfg.world;
 	if (w > per / 8)
 		w = per / 8;
 	if (w > per / 4 - base && per / 4 >= base)
@@ -291,11 +289,14 @@ void dsfs_tracker_ring_add(struct dsfs_tracker *t, uint64_t idx)
 /* Work of candidate e in MT19937 outputs (or positions). */
 static uint64_t candidate_work(const struct dsfs_tracker *t, uint64_t e)
 {
+	uint64_t count = dsfs_sampler_count(&t->cfg, t->n),
+		 per = (count / (t->n ? t->n : 1) + 1) * t->n;
+
 	if (t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return t->n;
-	if (e > (UINT64_MAX / 4) / (t->n + 1))
+	if (e > (UINT64_MAX / 4) / (per + count + 1))
 		return UINT64_MAX / 2;
-	return (2 * e + 1) * t->n;
+	return e * per + count;
 }
 
 /* Forget the epochs ahead and those drawn other ways (the loader is

@@ -20,7 +20,11 @@ exercises:
                      advanced by the modelled number of outputs ("draw
                      accounting"), which covers n = 1, where the order
                      itself shows nothing.  Seeds torch refuses must be
-                     refused by dsfs too.
+                     refused by dsfs too.  Then RandomSampler(num_samples=K,
+                     generator=G) given to a DataLoader with generator=G,
+                     without it (the sampler's own generator), and with
+                     persistent workers: K below n, n, multiples of n and
+                     between them.
   torch-distributed  DistributedSampler(num_replicas=W, rank=r, shuffle=True,
                      seed=seed, drop_last=d) with set_epoch(e), every rank,
                      W with n % W != 0, padding longer than n (n < W).
@@ -38,7 +42,7 @@ import subprocess
 
 import numpy
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, RandomSampler
 from torch.utils.data.distributed import DistributedSampler
 
 NS = (1, 2, 7, 1000, 100003)
@@ -196,6 +200,35 @@ def check_torch_random(ck):
             torch_random_loader(ck, n, seed, 2, True, batch, False)
     torch_random_loader(ck, 7, 42, 0, False, 3, True)
     torch_random_loader(ck, 1000, 42, 2, True, 64, True)
+    check_torch_random_num_samples(ck)
+
+
+def num_samples_loader(ck, n, k, way, seed=42):
+    """RandomSampler(num_samples=k) drawn `way`: default, persistent, own."""
+    gen = torch.Generator().manual_seed(seed)
+    sampler = RandomSampler(Indices(n), num_samples=k, generator=gen)
+    kw = {"generator": gen} if way != "own" else {}
+    if way == "persistent":
+        kw.update(num_workers=2, persistent_workers=True)
+    loader = DataLoader(Indices(n), sampler=sampler, collate_fn=as_list,
+                        batch_size=1 if k < 1000 else 100, **kw)
+    opts = " --num-samples %d%s" % (k, {"default": "", "own":
+                                         " --sampler-generator",
+                                         "persistent": " --persistent"}[way])
+    for e in range(EPOCHS):
+        ck.expect("torch-random %d %d %d%s" % (seed, n, e, opts),
+                  [i for b in loader for i in b],
+                  "RandomSampler(num_samples=%d), %s generator" % (k, way))
+
+
+def check_torch_random_num_samples(ck):
+    for n in (1, 7, 1000):
+        for k in sorted({1, max(n // 3, 1), n - 1 or 1, n, n + 1, 2 * n,
+                         3 * n + 2}):
+            for way in ("default", "own"):
+                num_samples_loader(ck, n, k, way)
+    num_samples_loader(ck, 1000, 300, "persistent")
+    num_samples_loader(ck, 7, 17, "persistent", seed=-7)
 
 
 def check_torch_distributed(ck):

@@ -4,7 +4,7 @@
 Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
            [--batch-size B] [--workers N] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
-           [--break-first B] [--persistent]
+           [--break-first B] [--persistent] [--num-samples K]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
            [--stats MNT FILE]
 
@@ -32,6 +32,8 @@ Each batch is followed by a sleep of MS milliseconds standing for compute.
 --break-first B: epoch FIRST stops after B batches (a cap on the steps of
 an epoch, or an early stop), and the next epoch starts at once.
 --persistent: the DataLoader keeps its workers (persistent_workers=True).
+--num-samples K (torch-random): the generator's RandomSampler(num_samples=K)
+in a DataLoader given the same generator, so an epoch reads K samples.
 --stats MNT FILE appends to FILE the stats snapshot of the dsfs mount MNT
 (its root's user.dsfs.stats), each line prefixed with where it was taken:
 "eE" before epoch E (after the drop and, with --barrier, between the two
@@ -54,7 +56,7 @@ import time
 import warnings
 
 import torch
-from torch.utils.data import DataLoader, Dataset, DistributedSampler
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, RandomSampler
 from torchvision.datasets import ImageFolder
 
 # More workers than CPUs is what a test of many workers asks for.
@@ -136,6 +138,7 @@ def parse_args():
     ap.add_argument("--sleep-ms", type=float, default=0)
     ap.add_argument("--break-first", type=int, default=0)
     ap.add_argument("--persistent", action="store_true")
+    ap.add_argument("--num-samples", type=int, default=0)
     drop = ap.add_mutually_exclusive_group()
     drop.add_argument("--drop-caches", action="store_true")
     drop.add_argument("--drop-caches-first", action="store_true")
@@ -212,6 +215,9 @@ def make_loader(a, ds):
         return DataLoader(ds, shuffle=True, **common), None
     if a.mode == "torch-random":
         g = torch.Generator().manual_seed(a.seed)
+        if a.num_samples:
+            sampler = RandomSampler(ds, num_samples=a.num_samples, generator=g)
+            return DataLoader(ds, sampler=sampler, generator=g, **common), None
         return DataLoader(ds, shuffle=True, generator=g, **common), None
     sampler = DistributedSampler(ds, num_replicas=a.world, rank=a.rank,
                                  seed=a.seed, shuffle=True)

@@ -4,7 +4,7 @@
  * test (t-sampler-golden.sh) and for people checking a configuration.
  *
  *   sampler-dump KIND SEED N EPOCH [--world W] [--rank R] [--drop-last]
- *                [--persistent]
+ *                [--persistent] [--sampler-generator] [--num-samples K]
  *       prints the indices, space separated, on one line; exit 1 with a
  *       message on stderr when the sampler refuses, 2 on a usage error.
  *   sampler-dump --batch
@@ -60,6 +60,14 @@ static int parse_options(int argc, char **argv, struct query *q, char *why,
 			q->cfg.drop_last = true;
 		} else if (!strcmp(argv[i], "--persistent")) {
 			q->cfg.persistent_workers = true;
+		} else if (!strcmp(argv[i], "--sampler-generator")) {
+			q->cfg.sampler_generator = true;
+		} else if (!strcmp(argv[i], "--num-samples") && i + 1 < argc) {
+			if (dsfs_parse_u64(argv[++i], 1, UINT64_MAX,
+					   &q->cfg.num_samples))
+				return usage_error(why, len,
+						   "bad --num-samples",
+						   argv[i]);
 		} else if (!strcmp(argv[i], "--world") && i + 1 < argc) {
 			if (parse_u32(argv[++i], &q->cfg.world))
 				return usage_error(why, len, "bad --world",

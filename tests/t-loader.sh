@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); and a loader with persistent workers on a mount not told so is found drawn that way and followed from then on.
+# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; and a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -59,4 +59,16 @@ mis=$(stat_of plan.mispredictions) acc=$(stat_of plan.accesses)
 say "epoch 3: $((acc - a3)) accesses, $((mis - m3)) mispredictions; in all $mis of $acc"
 ((acc - a3 >= 700 && mis - m3 <= 8)) || fail "persistent workers: epoch 3 not followed"
 [[ $(stat_of plan.epoch) == 3 ]] || fail "persistent workers: plan at epoch $(stat_of plan.epoch)"
+unmount_dsfs "$MNT"
+
+# RandomSampler(num_samples=300) over the 800 samples: each epoch reads
+# the first 300 of a fresh permutation, and the next one starts there.
+say "a RandomSampler(num_samples=300) of 800 samples, 4 epochs"
+PLAN="sampler=torch-random,seed=29,num_samples=300,layout=imagefolder,dataset=train"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total / 2 >> 20))M,hugepages=off,$PLAN"
+"$PY" "$srcdir/loader.py" --mode torch-random --seed 29 --first 0 --last 3 \
+	--num-samples 300 --drop-caches --sleep-ms 5 --source "$SRC/train" \
+	"$MNT/train" || fail "the loader failed"
+grep "plan:" "${DSFS_LOG[$(realpath "$MNT")]}" >&2 || true
+check_plan_stats "$MNT" 3 $((total * 3 / 2)) || fail "num_samples: the loader's epochs were not followed"
 unmount_dsfs "$MNT"

@@ -57,6 +57,15 @@ for seed in (0, 42, -3, 2**40 + 7):
             for epoch in range(3):
                 emit(f"sampler=torch-random,seed={seed},epoch={epoch}{extra}",
                      [int(i) for i in dl])
+# RandomSampler(num_samples=K): epochs shorter and longer than the data set.
+for k in (5, n, 2 * n + 3):
+    g = torch.Generator(); g.manual_seed(11)
+    dl = DataLoader(Idx(), batch_size=None, generator=g,
+                    sampler=torch.utils.data.RandomSampler(Idx(), num_samples=k,
+                                                           generator=g))
+    for epoch in range(3):
+        emit(f"sampler=torch-random,seed=11,epoch={epoch},num_samples={k}",
+             [int(i) for i in dl])
 for world, drop in ((3, False), (4, True)):
     for rank in range(world):
         for epoch in (0, 5):
@@ -82,7 +91,7 @@ while IFS=$'\t' read -r args want; do
 	[[ $got == "$want" ]] || fail "--print-plan -o $args: got [${got//$'\x1f'/ }], want [${want//$'\x1f'/ }]"
 	cases=$((cases + 1))
 done <"$WORK/expected"
-((cases >= 54)) || fail "only $cases cases ran (python produced too few)"
+((cases >= 87)) || fail "only $cases cases ran (python produced too few)"
 say "$cases orders equal to the real libraries"
 
 # --print-plan0: a name holding a newline (ImageFolder lists it like any

@@ -322,6 +322,50 @@ static void test_torch_random_epochs(void)
 	free(c);
 }
 
+/* RandomSampler(num_samples=K) against the default's orders and itself. */
+static void test_num_samples(void)
+{
+	struct dsfs_sampler_cfg cfg = cfg_of(DSFS_SAMPLER_TORCH_RANDOM, "9");
+	uint32_t *a, *b;
+	uint64_t na, nb, e;
+
+	CHECK(dsfs_sampler_count(&cfg, 7) == 7);
+	cfg.num_samples = 17;
+	CHECK(dsfs_sampler_count(&cfg, 7) == 17);
+	CHECK(dsfs_sampler_count(&cfg, 0) == 0);
+	/* K = 2n + 3: two whole permutations, then 3 distinct samples. */
+	CHECK(dsfs_sampler_order(&cfg, 7, 1, 0, &a, &na) == 0);
+	CHECK(na == 17 && is_permutation(a, 7, 7) &&
+	      is_permutation(a + 7, 7, 7));
+	CHECK(a[14] != a[15] && a[15] != a[16] && a[14] != a[16]);
+	free(a);
+	/* K = n is the default; K < n shares its epoch 0's head only. */
+	for (e = 0; e < 3; e++) {
+		cfg.num_samples = 0;
+		CHECK(dsfs_sampler_order(&cfg, 100, e, 0, &a, &na) == 0);
+		cfg.num_samples = 100;
+		CHECK(dsfs_sampler_order(&cfg, 100, e, 0, &b, &nb) == 0);
+		CHECK(na == nb && !memcmp(a, b, na * 4));
+		free(b);
+		cfg.num_samples = 30;
+		CHECK(dsfs_sampler_order(&cfg, 100, e, 0, &b, &nb) == 0);
+		CHECK(nb == 30 && !memcmp(a, b, 30 * 4) == (e == 0));
+		free(a);
+		/* every K < n draws one permutation an epoch: heads agree */
+		cfg.num_samples = 99;
+		CHECK(dsfs_sampler_order(&cfg, 100, e, 0, &a, &na) == 0);
+		CHECK(na == 99 && !memcmp(a, b, 30 * 4));
+		free(a);
+		free(b);
+	}
+	cfg.num_samples = DSFS_SAMPLER_MAX_N + 1ULL;
+	CHECK(dsfs_sampler_order(&cfg, 10, 0, 0, &a, &na) == -EINVAL);
+	cfg = cfg_of(DSFS_SAMPLER_PYTHON_SHUFFLE, "9");
+	cfg.num_samples = 5;
+	CHECK(dsfs_sampler_order(&cfg, 10, 0, 0, &a, &na) == -EINVAL);
+	CHECK(dsfs_sampler_count(&cfg, 10) == 10);
+}
+
 /*
  * Every rank gets num_samples indices; interleaved by rank they are one
  * permutation repeated cyclically (or cut, with drop_last).
@@ -385,6 +429,7 @@ int main(void)
 	test_order_errors();
 	test_permutations();
 	test_torch_random_epochs();
+	test_num_samples();
 	test_distributed();
 	return UNIT_DONE();
 }
