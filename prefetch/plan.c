@@ -171,9 +171,6 @@ static int parse_num_samples(const struct dsfs_plan_opts *o,
 		return 0;
 	if (c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return refuse(why, whylen, "num_samples applies only to sampler=torch-random (a RandomSampler given num_samples=)");
-	if (c->discover)
-		return refuse(why, whylen, "num_samples=%s: not supported with seed=discover; give the seed",
-			      o->num_samples);
 	if (dsfs_parse_u64(o->num_samples, 1, DSFS_SAMPLER_MAX_N,
 			   &c->sampler.num_samples))
 		return refuse(why, whylen, "num_samples=%s: give the sampler's num_samples, an integer from 1 to %u",

@@ -454,6 +454,7 @@ static int seek_init(struct dsfs_sched *s)
 	uint64_t n = dsfs_layout_count(s->cfg.layout);
 	struct dsfs_seek_cfg sc = {
 		.n = n,
+		.count = p->sampler.num_samples,
 		.models = p->discover_models,
 		.world = p->sampler.world,
 		.rank_first = p->rank_first,

@@ -33,6 +33,7 @@ struct retired {
 struct dsfs_seek {
 	struct dsfs_seek_cfg cfg;
 	uint64_t *opened;		/* n bits: opened this epoch */
+	uint64_t nopens;		/* opens this epoch */
 	enum dsfs_seek_state state;
 	uint64_t epoch;
 	uint32_t observed[DSFS_DISCOVER_MAX_OBSERVED];
@@ -55,6 +56,7 @@ int dsfs_seek_new(const struct dsfs_seek_cfg *cfg, struct dsfs_seek **out)
 
 	*out = NULL;
 	if (cfg->n < 2 || cfg->n >= DSFS_SAMPLER_TORCH_MAX_N ||
+	    cfg->count > DSFS_SAMPLER_MAX_N ||
 	    cfg->first >= cfg->end || cfg->end > DSFS_DISCOVER_SEEDS)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
@@ -138,13 +140,22 @@ static void new_epoch(struct dsfs_seek *s)
 	s->epoch++;
 	s->state = DSFS_SEEK_COLLECTING;
 	s->nobserved = s->nkept = 0;
+	s->nopens = 0;
 	s->found = false;
+}
+
+/* Positions of the epoch's first permutation that it reads: what a search
+ * can match. */
+static uint64_t head_len(const struct dsfs_seek *s)
+{
+	return s->cfg.count && s->cfg.count < s->cfg.n ? s->cfg.count :
+							 s->cfg.n;
 }
 
 /* The search's configuration over the opens collected so far. */
 static void search_cfg(const struct dsfs_seek *s, struct dsfs_discover_cfg *dc)
 {
-	uint32_t room = (uint32_t)(s->cfg.n - s->nobserved);
+	uint32_t room = (uint32_t)(head_len(s) - s->nobserved);
 	/* Local ranks start apart: the first one's first sample may come
 	 * after many of the others'. */
 	uint32_t heads = s->cfg.models & DSFS_DISCOVER_DISTRIBUTED ?
@@ -176,13 +187,14 @@ static void maybe_start(struct dsfs_seek *s)
 {
 	uint64_t want = s->cfg.models & DSFS_DISCOVER_DISTRIBUTED ?
 				DSFS_DISCOVER_MAX_HEADS : SEEK_WANT;
-	uint64_t most = s->cfg.n / 2 < DSFS_DISCOVER_MAX_OBSERVED ?
-			s->cfg.n / 2 : DSFS_DISCOVER_MAX_OBSERVED;
+	uint64_t len = head_len(s),
+		 most = len / 2 < DSFS_DISCOVER_MAX_OBSERVED ?
+				len / 2 : DSFS_DISCOVER_MAX_OBSERVED;
 	struct dsfs_discover_cfg dc;
 	int err;
 
-	if (want > s->cfg.n / 4)
-		want = s->cfg.n / 4;
+	if (want > len / 4)
+		want = len / 4;
 	if (s->nobserved < (want < 2 ? 2 : want))
 		return;
 	search_cfg(s, &dc);
@@ -223,7 +235,14 @@ bool dsfs_seek_access(struct dsfs_seek *s, uint64_t idx)
 
 	if (idx >= s->cfg.n)
 		return false;
-	if (s->opened[idx / 64] >> (idx % 64) & 1) {
+	if (s->cfg.count && s->nopens == s->cfg.count) {
+		dsfs_info("plan: epoch %llu over: its %llu samples (num_samples) opened; searching the next epoch's seed",
+			  (unsigned long long)s->epoch,
+			  (unsigned long long)s->cfg.count);
+		new_epoch(s);
+		boundary = true;
+	} else if (s->cfg.count <= s->cfg.n &&
+		   s->opened[idx / 64] >> (idx % 64) & 1) {
 		dsfs_info("plan: epoch %llu over: sample %llu opened again; searching the next epoch's seed",
 			  (unsigned long long)s->epoch,
 			  (unsigned long long)idx);
@@ -231,6 +250,7 @@ bool dsfs_seek_access(struct dsfs_seek *s, uint64_t idx)
 		boundary = true;
 	}
 	s->opened[idx / 64] |= 1ULL << (idx % 64);
+	s->nopens++;
 	switch (s->state) {
 	case DSFS_SEEK_COLLECTING:
 		s->observed[s->nobserved++] = (uint32_t)idx;
@@ -245,19 +265,45 @@ bool dsfs_seek_access(struct dsfs_seek *s, uint64_t idx)
 	return boundary;
 }
 
+/* The epoch's order from its found seed: count samples of the fresh
+ * generator's permutations (sampler.h, num_samples), or one permutation. */
+static int epoch_order(const struct dsfs_seek *s, uint32_t seed,
+		       uint32_t **order, uint64_t *count)
+{
+	struct dsfs_sampler_cfg c = {
+		.kind = DSFS_SAMPLER_TORCH_RANDOM,
+		.sampler_generator = true, /* no base seed from it */
+		.num_samples = s->cfg.count,
+	};
+	uint32_t *o;
+	int err;
+
+	if (s->cfg.count) {
+		dsfs_seed_from_i64(seed, &c.seed);
+		return dsfs_sampler_order(&c, s->cfg.n, 0, 0, order, count);
+	}
+	o = malloc(s->cfg.n * sizeof(*o));
+	err = o ? dsfs_discover_prefix(seed, (uint32_t)s->cfg.n,
+				       (uint32_t)s->cfg.n, o) : -ENOMEM;
+	if (err) {
+		free(o);
+		return err;
+	}
+	*order = o;
+	*count = s->cfg.n;
+	return 0;
+}
+
 /* The found epoch's tracker, fed every open of the epoch so far. */
 static int follow(struct dsfs_seek *s, uint32_t seed, struct dsfs_tracker **t)
 {
-	uint32_t *order = malloc(s->cfg.n * sizeof(*order)), i;
-	int err = order ? dsfs_discover_prefix(seed, (uint32_t)s->cfg.n,
-					       (uint32_t)s->cfg.n, order)
-			: -ENOMEM;
+	uint32_t *order, i;
+	uint64_t count;
+	int err = epoch_order(s, seed, &order, &count);
 
-	if (err) {
-		free(order);
+	if (err)
 		return err;
-	}
-	err = dsfs_tracker_new_fixed(order, s->cfg.n, s->cfg.n, s->epoch,
+	err = dsfs_tracker_new_fixed(order, count, s->cfg.n, s->epoch,
 				     s->cfg.window, t);
 	if (err)
 		return err;

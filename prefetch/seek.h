@@ -12,8 +12,11 @@
  * tracker of that epoch alone (dsfs_tracker_new_fixed()), fed every open so
  * far, and the caller prefetches from it.  A search that finds nothing
  * leaves the epoch to the heuristics.  An epoch ends when an index opened
- * in it is opened again (a loader reads each sample once an epoch), and
- * the next one starts collecting with that open.
+ * in it is opened again (a loader reads each sample once an epoch), or,
+ * for a RandomSampler given num_samples=K (cfg.count), after K opens (it
+ * reads K samples: whole permutations of the same generator, then the head
+ * of one more, so with K > n repeats are no boundary); the next one starts
+ * collecting with that open.
  *
  * A DistributedSampler's seed found once gives every later epoch (seed + 1
  * each set_epoch()), so then the caller follows it with the sampler's own
@@ -35,6 +38,8 @@
 
 struct dsfs_seek_cfg {
 	uint64_t n;		/* samples: 2 <= n < DSFS_SAMPLER_TORCH_MAX_N */
+	uint64_t count;		/* opens an epoch (num_samples); 0: n, or at
+				   the first repeat; at most DSFS_SAMPLER_MAX_N */
 	/* The samplers searched (enum dsfs_discover_model; 0: RANDOM) and,
 	 * for DISTRIBUTED, the world and the local ranks (discover.h). */
 	unsigned models;

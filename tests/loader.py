@@ -32,8 +32,9 @@ Each batch is followed by a sleep of MS milliseconds standing for compute.
 --break-first B: epoch FIRST stops after B batches (a cap on the steps of
 an epoch, or an early stop), and the next epoch starts at once.
 --persistent: the DataLoader keeps its workers (persistent_workers=True).
---num-samples K (torch-random): the generator's RandomSampler(num_samples=K)
-in a DataLoader given the same generator, so an epoch reads K samples.
+--num-samples K: the sampler is a RandomSampler(num_samples=K), so an epoch
+reads K samples (torch-random: of the seeded generator, also given to the
+DataLoader; unseeded: without a generator).
 --stats MNT FILE appends to FILE the stats snapshot of the dsfs mount MNT
 (its root's user.dsfs.stats), each line prefixed with where it was taken:
 "eE" before epoch E (after the drop and, with --barrier, between the two
@@ -174,7 +175,7 @@ def next_epoch_seed():
     return seed & 0xffffffff
 
 
-def epochs_apart(n, seeds, batch=16):
+def epochs_apart(n, seeds, batch=16, k=0):
     """Whether no epoch's first sample, nor its second worker's first
     (position `batch`), is among the last 48 samples of the epoch before:
     dsfs drops an open of a sample reported among its last 32 reports as a
@@ -184,7 +185,10 @@ def epochs_apart(n, seeds, batch=16):
     for s in seeds:
         g = torch.Generator()
         g.manual_seed(s)
-        orders.append(torch.randperm(n, generator=g).tolist())
+        order = []
+        while len(order) < (k or n):  # RandomSampler(num_samples=k)
+            order += torch.randperm(n, generator=g).tolist()
+        orders.append(order[:k or n])
     return all(not {orders[e + 1][0], orders[e + 1][batch]} & set(orders[e][-48:])
                for e in range(len(orders) - 1))
 
@@ -200,7 +204,7 @@ def find_seed(a):
             torch.empty((), dtype=torch.int64).random_()
             torch.empty((), dtype=torch.int64).random_()
         if (max(seeds) - min(seeds) < a.find_seed
-                and epochs_apart(n, seeds, a.batch_size)):
+                and epochs_apart(n, seeds, a.batch_size, a.num_samples)):
             print(s, *seeds)
             return
     die("no global seed in %d..%d" % (a.seed, a.seed + 100000))
@@ -212,6 +216,9 @@ def make_loader(a, ds):
                   persistent_workers=a.persistent and a.workers > 0)
     if a.mode == "unseeded":
         start_unseeded(a.seed)
+        if a.num_samples:
+            sampler = RandomSampler(ds, num_samples=a.num_samples)
+            return DataLoader(ds, sampler=sampler, **common), None
         return DataLoader(ds, shuffle=True, **common), None
     if a.mode == "torch-random":
         g = torch.Generator().manual_seed(a.seed)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-discover: with seed=discover, an unseeded torch DataLoader(shuffle=True, num_workers=2) after torch.manual_seed and a model's initialisation is followed: each epoch's effective seed is found from its first opens (searching a slice around the true seeds), and after discovery >= 95% of the bytes read are hits.
+# t-discover: with seed=discover, an unseeded torch DataLoader(shuffle=True, num_workers=2) after torch.manual_seed and a model's initialisation is followed: each epoch's effective seed is found from its first opens (searching a slice around the true seeds), and after discovery >= 95% of the bytes read are hits; so is a RandomSampler(num_samples=500) without a generator, whose epochs end after 500 opens (mounted with num_samples=500).
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -57,4 +57,32 @@ read -r r h < <(awk '
 say "after discovery: $h of $r bytes hit"
 ((r > bytes / 2)) || fail "only $r bytes read after discovery (of $((2 * bytes)))"
 ((h * 100 >= r * 95)) || fail "after discovery only $h of $r bytes hit"
+unmount_dsfs "$MNT"
+
+# RandomSampler(ds, num_samples=500) without a generator: each epoch seeds
+# a fresh generator as above and reads the head of its permutation; the
+# epoch ends after 500 opens, the next one's first sample most likely not
+# read in it.
+read -r gseed s0 s1 < <("$PY" "$srcdir/loader.py" "$SRC/train" \
+	--mode unseeded --seed 1 --last 1 --num-samples 500 --find-seed $((1 << 20)))
+lo=$(((s0 < s1 ? s0 : s1) - (1 << 18))) hi=$(((s0 > s1 ? s0 : s1) + (1 << 18)))
+((lo >= 0)) || lo=0
+((hi <= 1 << 32)) || hi=$((1 << 32))
+say "num_samples=500: global seed $gseed: epochs draw seeds $s0 and $s1"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=$((bytes / 2 / 1048576))M,hugepages=off,sampler=torch-random,seed=discover,num_samples=500,layout=imagefolder,dataset=train,discover_range=$lo-$hi,discover_threads=2"
+"$PY" "$srcdir/loader.py" "$MNT/train" --mode unseeded --seed "$gseed" \
+	--last 1 --num-samples 500 --drop-caches --sleep-ms 40 \
+	--source "$SRC/train" >"$WORK/loader.out" ||
+	fail "loader: $(cat "$WORK/loader.out")"
+cat "$WORK/loader.out" >&2
+log=${DSFS_LOG[$(realpath "$MNT")]}
+grep "plan:" "$log" >&2 || true
+grep -q "epoch 0 over: its 500 samples (num_samples) opened" "$log" ||
+	fail "num_samples: epoch 0's end not seen after its 500 opens"
+grep -q "epoch 0: discovered RandomSampler seed $s0 " "$log" || fail "num_samples: epoch 0's seed $s0 not discovered"
+grep -q "epoch 1: discovered RandomSampler seed $s1 " "$log" || fail "num_samples: epoch 1's seed $s1 not discovered"
+# Each epoch's first opens, before its search ends, are not prefetched.
+r=$(stat_of read_bytes) h=$(stat_of hit_bytes)
+say "num_samples: hits $h of $r bytes"
+((r > bytes && h * 100 >= r * 80)) || fail "num_samples: only $h of $r bytes hit"
 unmount_dsfs "$MNT"
