@@ -63,7 +63,8 @@ def serve(a, line):
             sys.exit("loader-serve.py: unknown word %r" % " ".join(warm))
         loader.drop_caches()
     opts = argparse.Namespace(mode="torch-random", seed=a.seed, batch_size=a.batch_size,
-                              workers=2, persistent=False, num_samples=0)
+                              workers=2, persistent=False, num_samples=0,
+                              replacement=False)
     ds = loader.Indexed(ImageFolder(root, loader=loader.read_bytes))
     dl, _ = loader.make_loader(opts, ds)
     for e in range(int(epochs)):

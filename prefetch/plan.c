@@ -47,6 +47,7 @@ static const char *stray_option(const struct dsfs_plan_opts *o)
 	       o->persistent_workers ? "persistent_workers" :
 	       o->sampler_generator ? "sampler_generator" :
 	       o->num_samples ? "num_samples" :
+	       o->replacement ? "replacement" :
 	       o->discover_threads ? "discover_threads" :
 	       o->discover_range ? "discover_range" : NULL;
 }
@@ -163,10 +164,15 @@ static int parse_epoch(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 	return 0;
 }
 
-/* num_samples=K: a RandomSampler(num_samples=K) (torch-random only). */
+/* num_samples=K, replacement: a RandomSampler given them (torch-random). */
 static int parse_num_samples(const struct dsfs_plan_opts *o,
 			     struct dsfs_plan_cfg *c, char *why, size_t whylen)
 {
+	if (o->replacement && c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return refuse(why, whylen, "replacement applies only to sampler=torch-random (a RandomSampler given replacement=True)");
+	if (o->replacement && c->discover)
+		return refuse(why, whylen, "replacement: seed=discover searches permutations only; give the seed");
+	c->sampler.replacement = o->replacement != 0;
 	if (!o->num_samples)
 		return 0;
 	if (c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM)
@@ -348,6 +354,7 @@ int dsfs_plan_opts_merge(struct dsfs_plan_opts *dst,
 				  base->persistent_workers;
 	dst->sampler_generator = over->sampler_generator ||
 				 base->sampler_generator;
+	dst->replacement = over->replacement || base->replacement;
 	return 0;
 }
 
@@ -399,6 +406,8 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 	if (s->num_samples)
 		fprintf(f, ",num_samples=%llu",
 			(unsigned long long)s->num_samples);
+	if (s->replacement)
+		fprintf(f, ",replacement");
 	if (c->discover_threads)
 		fprintf(f, ",discover_threads=%u", c->discover_threads);
 	if (c->discover && (c->discover_first || c->discover_end !=

@@ -25,7 +25,7 @@ struct dsfs_plan_opts {
 	char *sampler, *seed, *epoch, *layout, *dataset, *list;
 	char *world, *rank, *ranks;
 	char *discover_threads, *discover_range, *num_samples;
-	int drop_last, persistent_workers, sampler_generator;
+	int drop_last, persistent_workers, sampler_generator, replacement;
 };
 
 struct dsfs_plan_cfg {

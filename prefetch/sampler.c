@@ -176,13 +176,15 @@ static void torch_randperm(struct dsfs_mt19937 *mt, uint32_t *a, uint32_t n)
  * persistent workers, where later epochs reuse the iterator), then the
  * sampler's randperms (n - 1 outputs each): num_samples / n read whole and
  * one more, cut to the rest, which is never read at all when num_samples is
- * n, the default.  A generator given to the sampler alone gives no base
- * seed: the DataLoader draws it from torch's global generator.
+ * n, the default; with replacement, one output per sample instead.  A
+ * generator given to the sampler alone gives no base seed: the DataLoader
+ * draws it from torch's global generator.
  */
 static int torch_random_skip(const struct dsfs_sampler_cfg *cfg, uint32_t n,
 			     uint64_t count, uint64_t epoch, uint64_t *skip)
 {
-	uint64_t per_epoch = (count / n + 1) * (uint64_t)(n - 1), s;
+	uint64_t per_epoch = cfg->replacement ? count :
+			     (count / n + 1) * (uint64_t)(n - 1), s;
 	bool base_seed = !cfg->sampler_generator;
 
 	if (base_seed && !cfg->persistent_workers)
@@ -192,6 +194,20 @@ static int torch_random_skip(const struct dsfs_sampler_cfg *cfg, uint32_t n,
 		return -EOVERFLOW;
 	*skip = s;
 	return 0;
+}
+
+/*
+ * torch.randint(high=n, size=(count,), dtype=int64) on CPU for n < 2^32:
+ * one 32-bit output % n per element, in order (a serial kernel).  The
+ * sampler asks for 32 at a time, then the rest: the same outputs.
+ */
+static void torch_randint(struct dsfs_mt19937 *mt, uint32_t *a,
+			  uint64_t count, uint32_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < count; i++)
+		a[i] = dsfs_mt_next32(mt) % n;
 }
 
 /* The count indices of the epoch into a; tmp: n indices for the last,
@@ -209,6 +225,10 @@ static int order_torch_random(const struct dsfs_sampler_cfg *cfg, uint32_t n,
 		return ret;
 	dsfs_mt_init_genrand(&mt, dsfs_seed_low32(&cfg->seed));
 	dsfs_mt_skip(&mt, skip);
+	if (cfg->replacement) {
+		torch_randint(&mt, a, count, n);
+		return 0;
+	}
 	for (q = 0; q < whole; q++)
 		torch_randperm(&mt, a + q * n, n);
 	if (count % n) {
@@ -336,8 +356,10 @@ static int order_args(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 	if (cfg->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED &&
 	    (!cfg->world || rank >= cfg->world))
 		return -EINVAL;
-	if (cfg->num_samples && (cfg->kind != DSFS_SAMPLER_TORCH_RANDOM ||
-				 cfg->num_samples > DSFS_SAMPLER_MAX_N))
+	if ((cfg->num_samples || cfg->replacement) &&
+	    cfg->kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return -EINVAL;
+	if (cfg->num_samples > DSFS_SAMPLER_MAX_N)
 		return -EINVAL;
 	return 0;
 }
@@ -373,8 +395,8 @@ int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 		return -ENOMEM;
 	switch (cfg->kind) {
 	case DSFS_SAMPLER_TORCH_RANDOM:
-		tmp = c % n ? alloc_indices(n) : NULL;
-		ret = c % n && !tmp ? -ENOMEM :
+		tmp = c % n && !cfg->replacement ? alloc_indices(n) : NULL;
+		ret = c % n && !cfg->replacement && !tmp ? -ENOMEM :
 			order_torch_random(cfg, (uint32_t)n, c, epoch, a, tmp);
 		free(tmp);
 		break;

@@ -49,6 +49,8 @@ struct dsfs_sampler_cfg {
 				    generator=): no base seed drawn from it */
 	uint64_t num_samples;	 /* torch-random: RandomSampler(num_samples=),
 				    1 .. DSFS_SAMPLER_MAX_N; 0: n */
+	bool replacement;	 /* torch-random: RandomSampler(replacement=
+				    True): each sample drawn on its own */
 	uint32_t world;		 /* torch-distributed: num_replicas, >= 1 */
 	bool drop_last;		 /* torch-distributed: drop_last */
 	/* For trackers (tracker.h), ignored by dsfs_sampler_order(): NULL,
@@ -104,14 +106,17 @@ int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
  *     with sampler_generator, then randperm(n) and a second, unused
  *     randperm(n) when the epoch ends).  With num_samples = q * n + r:
  *     q randperms read whole, then one more of which the first r are read
- *     (*count = num_samples; every sample read q or q + 1 times).
+ *     (*count = num_samples; every sample read q or q + 1 times).  With
+ *     replacement: num_samples (default n) draws of randint(n), one output
+ *     each, and nothing more.
  *   torch-distributed: what rank `rank` of cfg->world reads, padding repeats
  *     included (or trimmed with drop_last): *count = num_samples, which may
  *     differ from n.
  *   python-shuffle, numpy-permutation: a permutation of 0 .. n-1.
  * n = 0 gives an empty array (*order is still a valid pointer).
  * Errors: -EINVAL (kind none or unknown, world = 0, rank >= world,
- * num_samples set for another kind than torch-random or too large),
+ * num_samples or replacement set for another kind than torch-random,
+ * num_samples too large),
  * -ERANGE (seed + epoch not accepted: see dsfs_sampler_check_epoch()),
  * -EFBIG (n > DSFS_SAMPLER_MAX_N, or torch kinds with
  * n >= DSFS_SAMPLER_TORCH_MAX_N), -EOVERFLOW (torch-random: the outputs to

@@ -24,7 +24,8 @@ exercises:
                      generator=G) given to a DataLoader with generator=G,
                      without it (the sampler's own generator), and with
                      persistent workers: K below n, n, multiples of n and
-                     between them.
+                     between them; and with replacement=True (K default,
+                     around the sampler's chunks of 32), draws accounted.
   torch-distributed  DistributedSampler(num_replicas=W, rank=r, shuffle=True,
                      seed=seed, drop_last=d) with set_epoch(e), every rank,
                      W with n % W != 0, padding longer than n (n < W).
@@ -203,22 +204,34 @@ def check_torch_random(ck):
     check_torch_random_num_samples(ck)
 
 
-def num_samples_loader(ck, n, k, way, seed=42):
-    """RandomSampler(num_samples=k) drawn `way`: default, persistent, own."""
+def num_samples_loader(ck, n, k, way, seed=42, replacement=False):
+    """RandomSampler(num_samples=k, replacement=...) drawn `way`: default,
+    persistent, own; k = 0: the sampler's default (n)."""
     gen = torch.Generator().manual_seed(seed)
-    sampler = RandomSampler(Indices(n), num_samples=k, generator=gen)
+    sampler = RandomSampler(Indices(n), num_samples=k or None,
+                            replacement=replacement, generator=gen)
     kw = {"generator": gen} if way != "own" else {}
     if way == "persistent":
         kw.update(num_workers=2, persistent_workers=True)
     loader = DataLoader(Indices(n), sampler=sampler, collate_fn=as_list,
-                        batch_size=1 if k < 1000 else 100, **kw)
-    opts = " --num-samples %d%s" % (k, {"default": "", "own":
-                                         " --sampler-generator",
-                                         "persistent": " --persistent"}[way])
+                        batch_size=1 if (k or n) < 1000 else 100, **kw)
+    opts = (" --num-samples %d" % k if k else "") + \
+        (" --replacement" if replacement else "") + \
+        {"default": "", "own": " --sampler-generator",
+         "persistent": " --persistent"}[way]
+    source = "RandomSampler(num_samples=%d, replacement=%s), %s generator" % (
+        k, replacement, way)
+    # Per epoch: the base seed (2 outputs; once with persistent workers,
+    # never for the sampler's own generator), then one output a sample
+    # with replacement, else (k // n + 1) randperms of n - 1 outputs each.
+    per = (k or n) if replacement else ((k or n) // n + 1) * (n - 1)
     for e in range(EPOCHS):
-        ck.expect("torch-random %d %d %d%s" % (seed, n, e, opts),
-                  [i for b in loader for i in b],
-                  "RandomSampler(num_samples=%d), %s generator" % (k, way))
+        query = "torch-random %d %d %d%s" % (seed, n, e, opts)
+        ck.expect(query, [i for b in loader for i in b], source)
+        done = e + 1
+        base = {"default": 2 * done, "own": 0, "persistent": 2}[way]
+        ck.draws_consumed(gen, seed, base + per * done,
+                          query + " after the epoch")
 
 
 def check_torch_random_num_samples(ck):
@@ -227,8 +240,12 @@ def check_torch_random_num_samples(ck):
                          3 * n + 2}):
             for way in ("default", "own"):
                 num_samples_loader(ck, n, k, way)
+        for k in sorted({0, 1, 31, 32, 33, 64, 2 * n + 5}):
+            for way in ("default", "own"):
+                num_samples_loader(ck, n, k, way, replacement=True)
     num_samples_loader(ck, 1000, 300, "persistent")
     num_samples_loader(ck, 7, 17, "persistent", seed=-7)
+    num_samples_loader(ck, 1000, 0, "persistent", replacement=True)
 
 
 def check_torch_distributed(ck):

@@ -4,7 +4,7 @@
 Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
            [--batch-size B] [--workers N] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
-           [--break-first B] [--persistent] [--num-samples K]
+           [--break-first B] [--persistent] [--num-samples K] [--replacement]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
            [--stats MNT FILE]
 
@@ -34,7 +34,8 @@ an epoch, or an early stop), and the next epoch starts at once.
 --persistent: the DataLoader keeps its workers (persistent_workers=True).
 --num-samples K: the sampler is a RandomSampler(num_samples=K), so an epoch
 reads K samples (torch-random: of the seeded generator, also given to the
-DataLoader; unseeded: without a generator).
+DataLoader; unseeded: without a generator).  --replacement (torch-random):
+the same sampler given replacement=True.
 --stats MNT FILE appends to FILE the stats snapshot of the dsfs mount MNT
 (its root's user.dsfs.stats), each line prefixed with where it was taken:
 "eE" before epoch E (after the drop and, with --barrier, between the two
@@ -140,6 +141,7 @@ def parse_args():
     ap.add_argument("--break-first", type=int, default=0)
     ap.add_argument("--persistent", action="store_true")
     ap.add_argument("--num-samples", type=int, default=0)
+    ap.add_argument("--replacement", action="store_true")
     drop = ap.add_mutually_exclusive_group()
     drop.add_argument("--drop-caches", action="store_true")
     drop.add_argument("--drop-caches-first", action="store_true")
@@ -222,8 +224,9 @@ def make_loader(a, ds):
         return DataLoader(ds, shuffle=True, **common), None
     if a.mode == "torch-random":
         g = torch.Generator().manual_seed(a.seed)
-        if a.num_samples:
-            sampler = RandomSampler(ds, num_samples=a.num_samples, generator=g)
+        if a.num_samples or a.replacement:
+            sampler = RandomSampler(ds, num_samples=a.num_samples or None,
+                                    replacement=a.replacement, generator=g)
             return DataLoader(ds, sampler=sampler, generator=g, **common), None
         return DataLoader(ds, shuffle=True, generator=g, **common), None
     sampler = DistributedSampler(ds, num_replicas=a.world, rank=a.rank,

@@ -78,6 +78,8 @@ bad num_samples=0 "$SRC" "$MNT" -o sampler=torch-random,seed=1,num_samples=0
 bad num_samples=2147483648 "$SRC" "$MNT" -o sampler=torch-random,seed=1,num_samples=2147483648
 bad "num_samples applies only" "$SRC" "$MNT" -o sampler=auto,seed=discover,world=2,num_samples=5
 bad "num_samples= needs a plan" "$SRC" "$MNT" -o num_samples=5
+bad "replacement applies only" "$SRC" "$MNT" -o sampler=numpy-permutation,seed=1,replacement
+bad "replacement: seed=discover" "$SRC" "$MNT" -o sampler=torch-random,seed=discover,replacement
 # A plan over no samples: an ImageFolder tree with no class holding an
 # image (torchvision raises), here a file in SOURCE's root and no class.
 bad "no samples for layout=imagefolder" "$SRC" "$MNT" -o sampler=torch-random,seed=1

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; and a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given.
+# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; and so is one drawing with replacement (repeats within an epoch).
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -71,4 +71,16 @@ mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total / 2 >> 20))M,hugepages=off,$PLA
 	"$MNT/train" || fail "the loader failed"
 grep "plan:" "${DSFS_LOG[$(realpath "$MNT")]}" >&2 || true
 check_plan_stats "$MNT" 3 $((total * 3 / 2)) || fail "num_samples: the loader's epochs were not followed"
+unmount_dsfs "$MNT"
+
+# RandomSampler(replacement=True): 800 draws an epoch, about 37% of them
+# repeats of a sample drawn before in the epoch.
+say "a RandomSampler(replacement=True) of 800 samples, 3 epochs"
+PLAN="sampler=torch-random,seed=31,replacement,layout=imagefolder,dataset=train"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total / 2 >> 20))M,hugepages=off,$PLAN"
+"$PY" "$srcdir/loader.py" --mode torch-random --seed 31 --first 0 --last 2 \
+	--replacement --drop-caches --sleep-ms 5 --source "$SRC/train" \
+	"$MNT/train" || fail "the loader failed"
+grep "plan:" "${DSFS_LOG[$(realpath "$MNT")]}" >&2 || true
+check_plan_stats "$MNT" 2 $((total * 3 / 2)) || fail "replacement: the loader's draws were not followed"
 unmount_dsfs "$MNT"

@@ -66,6 +66,16 @@ for k in (5, n, 2 * n + 3):
     for epoch in range(3):
         emit(f"sampler=torch-random,seed=11,epoch={epoch},num_samples={k}",
              [int(i) for i in dl])
+# ... and with replacement=True (num_samples default and given).
+for k in (None, 40):
+    g = torch.Generator(); g.manual_seed(12)
+    dl = DataLoader(Idx(), batch_size=None, generator=g,
+                    sampler=torch.utils.data.RandomSampler(
+                        Idx(), replacement=True, num_samples=k, generator=g))
+    extra = f",num_samples={k}" if k else ""
+    for epoch in range(3):
+        emit(f"sampler=torch-random,seed=12,epoch={epoch},replacement{extra}",
+             [int(i) for i in dl])
 for world, drop in ((3, False), (4, True)):
     for rank in range(world):
         for epoch in (0, 5):
@@ -91,7 +101,7 @@ while IFS=$'\t' read -r args want; do
 	[[ $got == "$want" ]] || fail "--print-plan -o $args: got [${got//$'\x1f'/ }], want [${want//$'\x1f'/ }]"
 	cases=$((cases + 1))
 done <"$WORK/expected"
-((cases >= 87)) || fail "only $cases cases ran (python produced too few)"
+((cases >= 93)) || fail "only $cases cases ran (python produced too few)"
 say "$cases orders equal to the real libraries"
 
 # --print-plan0: a name holding a newline (ImageFolder lists it like any

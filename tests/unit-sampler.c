@@ -364,6 +364,36 @@ static void test_num_samples(void)
 	cfg.num_samples = 5;
 	CHECK(dsfs_sampler_order(&cfg, 10, 0, 0, &a, &na) == -EINVAL);
 	CHECK(dsfs_sampler_count(&cfg, 10) == 10);
+	cfg.num_samples = 0;
+	cfg.replacement = true;
+	CHECK(dsfs_sampler_order(&cfg, 10, 0, 0, &a, &na) == -EINVAL);
+}
+
+/* replacement: one output a sample, so epochs are slices of one stream. */
+static void test_replacement(void)
+{
+	struct dsfs_sampler_cfg cfg = cfg_of(DSFS_SAMPLER_TORCH_RANDOM, "3");
+	uint32_t *a, *b, i, hist[50] = { 0 };
+	uint64_t na, nb;
+
+	cfg.replacement = true;
+	cfg.sampler_generator = true; /* no base seed between epochs */
+	cfg.num_samples = 1000;
+	CHECK(dsfs_sampler_order(&cfg, 50, 0, 0, &a, &na) == 0);
+	CHECK(na == 1000);
+	cfg.num_samples = 400;
+	CHECK(dsfs_sampler_order(&cfg, 50, 1, 0, &b, &nb) == 0);
+	CHECK(nb == 400 && !memcmp(a + 400, b, 400 * 4));
+	for (i = 0; i < na; i++)
+		hist[a[i] < 50 ? a[i] : 0]++;
+	for (i = 0; i < 50; i++) /* 20 expected each: drawn, and repeated */
+		CHECK(hist[i] >= 2 && hist[i] <= 60);
+	free(a);
+	free(b);
+	cfg.num_samples = 0; /* n draws */
+	CHECK(dsfs_sampler_order(&cfg, 50, 0, 0, &a, &na) == 0);
+	CHECK(na == 50);
+	free(a);
 }
 
 /*
@@ -430,6 +460,7 @@ int main(void)
 	test_permutations();
 	test_torch_random_epochs();
 	test_num_samples();
+	test_replacement();
 	test_distributed();
 	return UNIT_DONE();
 }
