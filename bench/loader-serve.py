@@ -64,7 +64,7 @@ def serve(a, line):
         loader.drop_caches()
     opts = argparse.Namespace(mode="torch-random", seed=a.seed, batch_size=a.batch_size,
                               workers=2, persistent=False, num_samples=0,
-                              replacement=False)
+                              replacement=False, subset_every=0)
     ds = loader.Indexed(ImageFolder(root, loader=loader.read_bytes))
     dl, _ = loader.make_loader(opts, ds)
     for e in range(int(epochs)):

@@ -61,6 +61,7 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	{ "sampler_generator",
 	  offsetof(struct dsfs_opts, plan_opts.sampler_generator), 1 },
 	{ "replacement", offsetof(struct dsfs_opts, plan_opts.replacement), 1 },
+	{ "subset", offsetof(struct dsfs_opts, plan_opts.subset), 1 },
 	{ "--print-plan", offsetof(struct dsfs_opts, print_plan), 1 },
 	{ "--print-plan0", offsetof(struct dsfs_opts, print_plan), 2 },
 	FUSE_OPT_KEY("-f", KEY_FOREGROUND),
@@ -146,6 +147,8 @@ static void usage(const char *prog)
 	       "                           RandomSampler only, not to DataLoader\n"
 	       "    -o num_samples=K       torch-random: RandomSampler(num_samples=K)\n"
 	       "    -o replacement         torch-random: RandomSampler(replacement=True)\n"
+	       "    -o subset              torch-random: SubsetRandomSampler(indices,\n"
+	       "                           generator=g) (layout=list: the indices' files)\n"
 	       "    -o discover_threads=N  seed=discover: search threads (default:\n"
 	       "                           the CPUs), at idle priority\n"
 	       "    -o discover_range=A-B  seed=discover: search seeds A to B-1 only\n"
@@ -566,7 +569,7 @@ enum dsfs_opts_result dsfs_opts_parse(int argc, char **argv,
 
 /* What a plan-change command may give (see ctl.c for layout, dataset and
  * list, which only a mount without a plan yet accepts). */
-#define CMD_OPTS "sampler, seed, epoch, world, rank, ranks, drop_last, persistent_workers, sampler_generator, num_samples, replacement, discover_threads and discover_range"
+#define CMD_OPTS "sampler, seed, epoch, world, rank, ranks, drop_last, persistent_workers, sampler_generator, num_samples, replacement, subset, discover_threads and discover_range"
 
 /* A command being parsed: fuse_opt stores values at the table's offsets
  * from the start of the data pointer, hence `o` first. */

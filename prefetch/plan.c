@@ -48,6 +48,7 @@ static const char *stray_option(const struct dsfs_plan_opts *o)
 	       o->sampler_generator ? "sampler_generator" :
 	       o->num_samples ? "num_samples" :
 	       o->replacement ? "replacement" :
+	       o->subset ? "subset" :
 	       o->discover_threads ? "discover_threads" :
 	       o->discover_range ? "discover_range" : NULL;
 }
@@ -161,6 +162,23 @@ static int parse_epoch(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 	if (!c->epoch_auto && dsfs_parse_u64(o->epoch, 0, 1u << 30, &c->epoch))
 		return refuse(why, whylen, "epoch=%s: give auto or an epoch number from 0 to %u",
 			      o->epoch, 1u << 30);
+	return 0;
+}
+
+/* subset: a SubsetRandomSampler, seeded (torch-random). */
+static int parse_subset(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
+			char *why, size_t whylen)
+{
+	if (!o->subset)
+		return 0;
+	if (c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return refuse(why, whylen, "subset applies only to sampler=torch-random (a SubsetRandomSampler given a seeded generator)");
+	if (c->discover)
+		return refuse(why, whylen, "subset: a SubsetRandomSampler without a generator draws from torch's global generator, which seed=discover cannot search; give it a seeded generator and its seed");
+	if (o->num_samples || o->replacement)
+		return refuse(why, whylen, "subset: a SubsetRandomSampler has no %s",
+			      o->num_samples ? "num_samples" : "replacement");
+	c->sampler.subset = true;
 	return 0;
 }
 
@@ -281,6 +299,8 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 	s->sampler_generator = o->sampler_generator != 0;
 	err = parse_num_samples(o, c, why, whylen);
 	if (!err)
+		err = parse_subset(o, c, why, whylen);
+	if (!err)
 		err = parse_discover(o, c, why, whylen);
 	if (!err)
 		err = parse_distributed(o, c, why, whylen);
@@ -355,6 +375,7 @@ int dsfs_plan_opts_merge(struct dsfs_plan_opts *dst,
 	dst->sampler_generator = over->sampler_generator ||
 				 base->sampler_generator;
 	dst->replacement = over->replacement || base->replacement;
+	dst->subset = over->subset || base->subset;
 	return 0;
 }
 
@@ -408,6 +429,8 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 			(unsigned long long)s->num_samples);
 	if (s->replacement)
 		fprintf(f, ",replacement");
+	if (s->subset)
+		fprintf(f, ",subset");
 	if (c->discover_threads)
 		fprintf(f, ",discover_threads=%u", c->discover_threads);
 	if (c->discover && (c->discover_first || c->discover_end !=

@@ -26,6 +26,7 @@ struct dsfs_plan_opts {
 	char *world, *rank, *ranks;
 	char *discover_threads, *discover_range, *num_samples;
 	int drop_last, persistent_workers, sampler_generator, replacement;
+	int subset;
 };
 
 struct dsfs_plan_cfg {

@@ -176,14 +176,16 @@ static void torch_randperm(struct dsfs_mt19937 *mt, uint32_t *a, uint32_t n)
  * persistent workers, where later epochs reuse the iterator), then the
  * sampler's randperms (n - 1 outputs each): num_samples / n read whole and
  * one more, cut to the rest, which is never read at all when num_samples is
- * n, the default; with replacement, one output per sample instead.  A
- * generator given to the sampler alone gives no base seed: the DataLoader
- * draws it from torch's global generator.
+ * n, the default; with replacement, one output per sample instead; a
+ * SubsetRandomSampler draws its one randperm and no more.  A generator given
+ * to the sampler alone gives no base seed: the DataLoader draws it from
+ * torch's global generator.
  */
 static int torch_random_skip(const struct dsfs_sampler_cfg *cfg, uint32_t n,
 			     uint64_t count, uint64_t epoch, uint64_t *skip)
 {
 	uint64_t per_epoch = cfg->replacement ? count :
+			     cfg->subset ? n - 1 :
 			     (count / n + 1) * (uint64_t)(n - 1), s;
 	bool base_seed = !cfg->sampler_generator;
 
@@ -356,8 +358,10 @@ static int order_args(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 	if (cfg->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED &&
 	    (!cfg->world || rank >= cfg->world))
 		return -EINVAL;
-	if ((cfg->num_samples || cfg->replacement) &&
+	if ((cfg->num_samples || cfg->replacement || cfg->subset) &&
 	    cfg->kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return -EINVAL;
+	if (cfg->subset && (cfg->num_samples || cfg->replacement))
 		return -EINVAL;
 	if (cfg->num_samples > DSFS_SAMPLER_MAX_N)
 		return -EINVAL;

@@ -51,6 +51,8 @@ struct dsfs_sampler_cfg {
 				    1 .. DSFS_SAMPLER_MAX_N; 0: n */
 	bool replacement;	 /* torch-random: RandomSampler(replacement=
 				    True): each sample drawn on its own */
+	bool subset;		 /* torch-random: SubsetRandomSampler(indices,
+				    generator=g): one randperm an epoch */
 	uint32_t world;		 /* torch-distributed: num_replicas, >= 1 */
 	bool drop_last;		 /* torch-distributed: drop_last */
 	/* For trackers (tracker.h), ignored by dsfs_sampler_order(): NULL,
@@ -108,15 +110,16 @@ int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
  *     q randperms read whole, then one more of which the first r are read
  *     (*count = num_samples; every sample read q or q + 1 times).  With
  *     replacement: num_samples (default n) draws of randint(n), one output
- *     each, and nothing more.
+ *     each, and nothing more.  With subset: randperm(n) alone (the n
+ *     samples are the subset's, in its indices' order).
  *   torch-distributed: what rank `rank` of cfg->world reads, padding repeats
  *     included (or trimmed with drop_last): *count = num_samples, which may
  *     differ from n.
  *   python-shuffle, numpy-permutation: a permutation of 0 .. n-1.
  * n = 0 gives an empty array (*order is still a valid pointer).
  * Errors: -EINVAL (kind none or unknown, world = 0, rank >= world,
- * num_samples or replacement set for another kind than torch-random,
- * num_samples too large),
+ * num_samples, replacement or subset set for another kind than
+ * torch-random, subset with either of the others, num_samples too large),
  * -ERANGE (seed + epoch not accepted: see dsfs_sampler_check_epoch()),
  * -EFBIG (n > DSFS_SAMPLER_MAX_N, or torch kinds with
  * n >= DSFS_SAMPLER_TORCH_MAX_N), -EOVERFLOW (torch-random: the outputs to

@@ -192,7 +192,7 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 	 * draws from its generator (dsfs(8) persistent_workers, and
 	 * sampler_generator): the options a user forgets. */
 	const char *also = s->cfg.plan->sampler.kind == DSFS_SAMPLER_TORCH_RANDOM ?
-				   ", or persistent_workers, sampler_generator, num_samples or replacement not given as the loader has them" :
+				   ", or persistent_workers, sampler_generator, num_samples, replacement or subset not given as the loader has them" :
 				   "";
 	unsigned long long e = now->epoch;
 	char who[32] = "";

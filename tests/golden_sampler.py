@@ -25,7 +25,9 @@ exercises:
                      without it (the sampler's own generator), and with
                      persistent workers: K below n, n, multiples of n and
                      between them; and with replacement=True (K default,
-                     around the sampler's chunks of 32), draws accounted.
+                     around the sampler's chunks of 32), draws accounted;
+                     and SubsetRandomSampler(range(n), generator=G), whose
+                     epochs draw one randperm each.
   torch-distributed  DistributedSampler(num_replicas=W, rank=r, shuffle=True,
                      seed=seed, drop_last=d) with set_epoch(e), every rank,
                      W with n % W != 0, padding longer than n (n < W).
@@ -43,7 +45,8 @@ import subprocess
 
 import numpy
 import torch
-from torch.utils.data import DataLoader, Dataset, RandomSampler
+from torch.utils.data import (DataLoader, Dataset, RandomSampler,
+                              SubsetRandomSampler)
 from torch.utils.data.distributed import DistributedSampler
 
 NS = (1, 2, 7, 1000, 100003)
@@ -234,6 +237,27 @@ def num_samples_loader(ck, n, k, way, seed=42, replacement=False):
                           query + " after the epoch")
 
 
+def subset_loader(ck, n, way, seed=42):
+    """SubsetRandomSampler(range(n), generator=G) drawn `way`."""
+    gen = torch.Generator().manual_seed(seed)
+    sampler = SubsetRandomSampler(list(range(n)), generator=gen)
+    kw = {"generator": gen} if way != "own" else {}
+    if way == "persistent":
+        kw.update(num_workers=2, persistent_workers=True)
+    loader = DataLoader(Indices(n), sampler=sampler, collate_fn=as_list,
+                        batch_size=1 if n < 1000 else 100, **kw)
+    opts = " --subset" + {"default": "", "own": " --sampler-generator",
+                          "persistent": " --persistent"}[way]
+    for e in range(EPOCHS):
+        query = "torch-random %d %d %d%s" % (seed, n, e, opts)
+        ck.expect(query, [i for b in loader for i in b],
+                  "SubsetRandomSampler, %s generator" % way)
+        done = e + 1
+        base = {"default": 2 * done, "own": 0, "persistent": 2}[way]
+        ck.draws_consumed(gen, seed, base + (n - 1) * done,
+                          query + " after the epoch")
+
+
 def check_torch_random_num_samples(ck):
     for n in (1, 7, 1000):
         for k in sorted({1, max(n // 3, 1), n - 1 or 1, n, n + 1, 2 * n,
@@ -246,6 +270,10 @@ def check_torch_random_num_samples(ck):
     num_samples_loader(ck, 1000, 300, "persistent")
     num_samples_loader(ck, 7, 17, "persistent", seed=-7)
     num_samples_loader(ck, 1000, 0, "persistent", replacement=True)
+    for n in (1, 2, 7, 1000):
+        for way in ("default", "own"):
+            subset_loader(ck, n, way)
+    subset_loader(ck, 1000, "persistent", seed=-7)
 
 
 def check_torch_distributed(ck):

@@ -5,6 +5,7 @@ Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
            [--batch-size B] [--workers N] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
            [--break-first B] [--persistent] [--num-samples K] [--replacement]
+           [--subset-every K]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
            [--stats MNT FILE]
 
@@ -35,7 +36,8 @@ an epoch, or an early stop), and the next epoch starts at once.
 --num-samples K: the sampler is a RandomSampler(num_samples=K), so an epoch
 reads K samples (torch-random: of the seeded generator, also given to the
 DataLoader; unseeded: without a generator).  --replacement (torch-random):
-the same sampler given replacement=True.
+the same sampler given replacement=True.  --subset-every K (torch-random):
+SubsetRandomSampler(range(0, n, K), generator=G) instead.
 --stats MNT FILE appends to FILE the stats snapshot of the dsfs mount MNT
 (its root's user.dsfs.stats), each line prefixed with where it was taken:
 "eE" before epoch E (after the drop and, with --barrier, between the two
@@ -58,7 +60,8 @@ import time
 import warnings
 
 import torch
-from torch.utils.data import DataLoader, Dataset, DistributedSampler, RandomSampler
+from torch.utils.data import (DataLoader, Dataset, DistributedSampler,
+                              RandomSampler, SubsetRandomSampler)
 from torchvision.datasets import ImageFolder
 
 # More workers than CPUs is what a test of many workers asks for.
@@ -142,6 +145,7 @@ def parse_args():
     ap.add_argument("--persistent", action="store_true")
     ap.add_argument("--num-samples", type=int, default=0)
     ap.add_argument("--replacement", action="store_true")
+    ap.add_argument("--subset-every", type=int, default=0)
     drop = ap.add_mutually_exclusive_group()
     drop.add_argument("--drop-caches", action="store_true")
     drop.add_argument("--drop-caches-first", action="store_true")
@@ -224,6 +228,10 @@ def make_loader(a, ds):
         return DataLoader(ds, shuffle=True, **common), None
     if a.mode == "torch-random":
         g = torch.Generator().manual_seed(a.seed)
+        if a.subset_every:
+            sampler = SubsetRandomSampler(range(0, len(ds), a.subset_every),
+                                          generator=g)
+            return DataLoader(ds, sampler=sampler, generator=g, **common), None
         if a.num_samples or a.replacement:
             sampler = RandomSampler(ds, num_samples=a.num_samples or None,
                                     replacement=a.replacement, generator=g)

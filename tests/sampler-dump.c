@@ -5,7 +5,7 @@
  *
  *   sampler-dump KIND SEED N EPOCH [--world W] [--rank R] [--drop-last]
  *                [--persistent] [--sampler-generator] [--num-samples K]
- *                [--replacement]
+ *                [--replacement] [--subset]
  *       prints the indices, space separated, on one line; exit 1 with a
  *       message on stderr when the sampler refuses, 2 on a usage error.
  *   sampler-dump --batch
@@ -63,6 +63,8 @@ static int parse_options(int argc, char **argv, struct query *q, char *why,
 			q->cfg.persistent_workers = true;
 		} else if (!strcmp(argv[i], "--replacement")) {
 			q->cfg.replacement = true;
+		} else if (!strcmp(argv[i], "--subset")) {
+			q->cfg.subset = true;
 		} else if (!strcmp(argv[i], "--sampler-generator")) {
 			q->cfg.sampler_generator = true;
 		} else if (!strcmp(argv[i], "--num-samples") && i + 1 < argc) {

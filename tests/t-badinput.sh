@@ -80,6 +80,9 @@ bad "num_samples applies only" "$SRC" "$MNT" -o sampler=auto,seed=discover,world
 bad "num_samples= needs a plan" "$SRC" "$MNT" -o num_samples=5
 bad "replacement applies only" "$SRC" "$MNT" -o sampler=numpy-permutation,seed=1,replacement
 bad "replacement: seed=discover" "$SRC" "$MNT" -o sampler=torch-random,seed=discover,replacement
+bad "subset applies only" "$SRC" "$MNT" -o sampler=python-shuffle,seed=1,subset
+bad "subset: a SubsetRandomSampler without a generator" "$SRC" "$MNT" -o sampler=torch-random,seed=discover,subset
+bad "subset: a SubsetRandomSampler has no num_samples" "$SRC" "$MNT" -o sampler=torch-random,seed=1,subset,num_samples=4
 # A plan over no samples: an ImageFolder tree with no class holding an
 # image (torchvision raises), here a file in SOURCE's root and no class.
 bad "no samples for layout=imagefolder" "$SRC" "$MNT" -o sampler=torch-random,seed=1

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; and so is one drawing with replacement (repeats within an epoch).
+# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -61,26 +61,37 @@ say "epoch 3: $((acc - a3)) accesses, $((mis - m3)) mispredictions; in all $mis 
 [[ $(stat_of plan.epoch) == 3 ]] || fail "persistent workers: plan at epoch $(stat_of plan.epoch)"
 unmount_dsfs "$MNT"
 
+# follow WHAT EPOCHS SEED OPTS DIV MIN LOADER_OPTS...: a torch-random loader
+# whose sampler LOADER_OPTS describe reads EPOCHS epochs (caches dropped
+# before each) through a mount given OPTS and a cache 1/DIV of the data:
+# followed to its last epoch, at least MIN bytes read.
+follow() {
+	local what=$1 last=$(($2 - 1)) seed=$3 opts=$4 div=$5 min=$6
+	shift 6
+	say "$what, $((last + 1)) epochs"
+	mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total / div >> 20))M,hugepages=off,sampler=torch-random,seed=$seed,$opts,dataset=train"
+	"$PY" "$srcdir/loader.py" --mode torch-random --seed "$seed" --first 0 \
+		--last "$last" "$@" --drop-caches --sleep-ms 5 \
+		--source "$SRC/train" "$MNT/train" || fail "$what: the loader failed"
+	grep "plan:" "${DSFS_LOG[$(realpath "$MNT")]}" >&2 || true
+	check_plan_stats "$MNT" "$last" "$min" ||
+		fail "$what: the loader's order was not followed"
+	unmount_dsfs "$MNT"
+}
+
 # RandomSampler(num_samples=300) over the 800 samples: each epoch reads
 # the first 300 of a fresh permutation, and the next one starts there.
-say "a RandomSampler(num_samples=300) of 800 samples, 4 epochs"
-PLAN="sampler=torch-random,seed=29,num_samples=300,layout=imagefolder,dataset=train"
-mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total / 2 >> 20))M,hugepages=off,$PLAN"
-"$PY" "$srcdir/loader.py" --mode torch-random --seed 29 --first 0 --last 3 \
-	--num-samples 300 --drop-caches --sleep-ms 5 --source "$SRC/train" \
-	"$MNT/train" || fail "the loader failed"
-grep "plan:" "${DSFS_LOG[$(realpath "$MNT")]}" >&2 || true
-check_plan_stats "$MNT" 3 $((total * 3 / 2)) || fail "num_samples: the loader's epochs were not followed"
-unmount_dsfs "$MNT"
-
+follow "RandomSampler(num_samples=300)" 4 29 num_samples=300 2 \
+	$((total * 3 / 2)) --num-samples 300
 # RandomSampler(replacement=True): 800 draws an epoch, about 37% of them
 # repeats of a sample drawn before in the epoch.
-say "a RandomSampler(replacement=True) of 800 samples, 3 epochs"
-PLAN="sampler=torch-random,seed=31,replacement,layout=imagefolder,dataset=train"
-mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total / 2 >> 20))M,hugepages=off,$PLAN"
-"$PY" "$srcdir/loader.py" --mode torch-random --seed 31 --first 0 --last 2 \
-	--replacement --drop-caches --sleep-ms 5 --source "$SRC/train" \
-	"$MNT/train" || fail "the loader failed"
-grep "plan:" "${DSFS_LOG[$(realpath "$MNT")]}" >&2 || true
-check_plan_stats "$MNT" 2 $((total * 3 / 2)) || fail "replacement: the loader's draws were not followed"
-unmount_dsfs "$MNT"
+follow "RandomSampler(replacement=True)" 3 31 replacement 2 \
+	$((total * 3 / 2)) --replacement
+# SubsetRandomSampler(range(0, 800, 3), generator=g): one permutation of
+# the subset an epoch; the mount gets the subset's files as a list, in
+# the indices' order (ImageFolder's order, every third sample).
+"$DSFS" --print-plan "$SRC" -o sampler=sequential,dataset=train |
+	awk 'NR % 3 == 1' >"$WORK/subset.list"
+follow "SubsetRandomSampler of every third sample" 3 37 \
+	"subset,layout=list,list=$WORK/subset.list" 4 $((total * 3 / 4)) \
+	--subset-every 3

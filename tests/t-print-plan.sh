@@ -23,7 +23,7 @@ ls "$T/train" >/dev/null
 
 # One python process computes every expected order; each case is a line
 # "ARGS<TAB>path path ...".
-"$PY" - "$T/train" >"$WORK/expected" <<'PYEOF'
+"$PY" - "$T/train" "$WORK/subset.list" >"$WORK/expected" <<'PYEOF'
 import random, sys
 import numpy, torch
 from torch.utils.data import DataLoader, DistributedSampler
@@ -76,6 +76,19 @@ for k in (None, 40):
     for epoch in range(3):
         emit(f"sampler=torch-random,seed=12,epoch={epoch},replacement{extra}",
              [int(i) for i in dl])
+# SubsetRandomSampler over a subset of the ImageFolder (every third
+# sample, last first), given to dsfs as the list of the subset's files.
+idx = list(range(n))[::-3]
+with open(sys.argv[2], "w") as f:
+    f.writelines(paths[i] + "\n" for i in idx)
+for alone in (False, True):
+    g = torch.Generator(); g.manual_seed(13)
+    dl = DataLoader(Idx(), batch_size=None, **({} if alone else dict(generator=g)),
+                    sampler=torch.utils.data.SubsetRandomSampler(idx, generator=g))
+    for epoch in range(3):
+        emit(f"sampler=torch-random,seed=13,epoch={epoch},subset,layout=list,"
+             f"list={sys.argv[2]}" + (",sampler_generator" if alone else ""),
+             [int(i) for i in dl])
 for world, drop in ((3, False), (4, True)):
     for rank in range(world):
         for epoch in (0, 5):
@@ -101,7 +114,7 @@ while IFS=$'\t' read -r args want; do
 	[[ $got == "$want" ]] || fail "--print-plan -o $args: got [${got//$'\x1f'/ }], want [${want//$'\x1f'/ }]"
 	cases=$((cases + 1))
 done <"$WORK/expected"
-((cases >= 93)) || fail "only $cases cases ran (python produced too few)"
+((cases >= 99)) || fail "only $cases cases ran (python produced too few)"
 say "$cases orders equal to the real libraries"
 
 # --print-plan0: a name holding a newline (ImageFolder lists it like any

@@ -447,6 +447,29 @@ static void test_distributed(void)
 	}
 }
 
+/* subset: one randperm an epoch, so epochs are a stream's permutations. */
+static void test_subset(void)
+{
+	struct dsfs_sampler_cfg cfg = cfg_of(DSFS_SAMPLER_TORCH_RANDOM, "4");
+	uint32_t *a, *b;
+	uint64_t na, nb;
+
+	cfg.sampler_generator = true; /* no base seed between epochs */
+	cfg.num_samples = 60;	      /* 3 whole permutations of 20 */
+	CHECK(dsfs_sampler_order(&cfg, 20, 0, 0, &a, &na) == 0);
+	cfg.num_samples = 0;
+	cfg.subset = true;
+	CHECK(dsfs_sampler_order(&cfg, 20, 2, 0, &b, &nb) == 0);
+	CHECK(na == 60 && nb == 20 && !memcmp(a + 40, b, 20 * 4));
+	free(a);
+	free(b);
+	cfg.num_samples = 5;
+	CHECK(dsfs_sampler_order(&cfg, 20, 0, 0, &a, &na) == -EINVAL);
+	cfg.num_samples = 0;
+	cfg.replacement = true;
+	CHECK(dsfs_sampler_order(&cfg, 20, 0, 0, &a, &na) == -EINVAL);
+}
+
 int main(void)
 {
 	test_mt_reference();
@@ -461,6 +484,7 @@ int main(void)
 	test_torch_random_epochs();
 	test_num_samples();
 	test_replacement();
+	test_subset();
 	test_distributed();
 	return UNIT_DONE();
 }
