@@ -181,10 +181,11 @@ static void torch_randperm(struct dsfs_mt19937 *mt, uint32_t *a, uint32_t n)
  * to the sampler alone gives no base seed: the DataLoader draws it from
  * torch's global generator.
  */
-static int torch_random_skip(const struct dsfs_sampler_cfg *cfg, uint32_t n,
-			     uint64_t count, uint64_t epoch, uint64_t *skip)
+int dsfs_sampler_torch_skip(const struct dsfs_sampler_cfg *cfg, uint64_t n,
+			    uint64_t epoch, uint64_t *skip)
 {
-	uint64_t per_epoch = cfg->replacement ? count :
+	uint64_t count = dsfs_sampler_count(cfg, n);
+	uint64_t per_epoch = !n ? 0 : cfg->replacement ? count :
 			     cfg->subset ? n - 1 :
 			     (count / n + 1) * (uint64_t)(n - 1), s;
 	bool base_seed = !cfg->sampler_generator;
@@ -212,17 +213,16 @@ static void torch_randint(struct dsfs_mt19937 *mt, uint32_t *a,
 		a[i] = dsfs_mt_next32(mt) % n;
 }
 
-/* The count indices of the epoch into a; tmp: n indices for the last,
- * partly read randperm. */
+/* The count indices of the epoch into a.  -EOVERFLOW, -ENOMEM or 0. */
 static int order_torch_random(const struct dsfs_sampler_cfg *cfg, uint32_t n,
-			      uint64_t count, uint64_t epoch, uint32_t *a,
-			      uint32_t *tmp)
+			      uint64_t count, uint64_t epoch, uint32_t *a)
 {
 	uint64_t skip, whole = count / n, q;
 	struct dsfs_mt19937 mt;
+	uint32_t *tmp;
 	int ret;
 
-	ret = torch_random_skip(cfg, n, count, epoch, &skip);
+	ret = dsfs_sampler_torch_skip(cfg, n, epoch, &skip);
 	if (ret)
 		return ret;
 	dsfs_mt_init_genrand(&mt, dsfs_seed_low32(&cfg->seed));
@@ -233,9 +233,13 @@ static int order_torch_random(const struct dsfs_sampler_cfg *cfg, uint32_t n,
 	}
 	for (q = 0; q < whole; q++)
 		torch_randperm(&mt, a + q * n, n);
-	if (count % n) {
+	if (count % n) { /* the last randperm, read in part */
+		tmp = alloc_indices(n);
+		if (!tmp)
+			return -ENOMEM;
 		torch_randperm(&mt, tmp, n);
 		memcpy(a + whole * n, tmp, (count % n) * sizeof(*a));
+		free(tmp);
 	}
 	return 0;
 }
@@ -372,8 +376,8 @@ int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 		       uint64_t epoch, uint32_t rank, uint32_t **order,
 		       uint64_t *count)
 {
-	uint32_t *a, *tmp;
 	struct dsfs_seed s;
+	uint32_t *a;
 	uint64_t c;
 	int ret;
 
@@ -399,10 +403,7 @@ int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 		return -ENOMEM;
 	switch (cfg->kind) {
 	case DSFS_SAMPLER_TORCH_RANDOM:
-		tmp = c % n && !cfg->replacement ? alloc_indices(n) : NULL;
-		ret = c % n && !cfg->replacement && !tmp ? -ENOMEM :
-			order_torch_random(cfg, (uint32_t)n, c, epoch, a, tmp);
-		free(tmp);
+		ret = order_torch_random(cfg, (uint32_t)n, c, epoch, a);
 		break;
 	case DSFS_SAMPLER_PYTHON_SHUFFLE:
 		order_python(&s, (uint32_t)n, a);

@@ -69,6 +69,13 @@ struct dsfs_sampler_cfg {
  */
 uint64_t dsfs_sampler_count(const struct dsfs_sampler_cfg *cfg, uint64_t n);
 
+/*
+ * torch-random: the generator outputs drawn before epoch `epoch`'s first
+ * (see dsfs_sampler_order()): 0 and *skip, or -EOVERFLOW past 2^64.  O(1).
+ */
+int dsfs_sampler_torch_skip(const struct dsfs_sampler_cfg *cfg, uint64_t n,
+			    uint64_t epoch, uint64_t *skip);
+
 /* "none", "sequential", "torch-random", ...; NULL for an unknown value. */
 const char *dsfs_sampler_name(enum dsfs_sampler kind);
 /* The kind named s (exact, lower case): 0 or -EINVAL. */

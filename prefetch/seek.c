@@ -265,42 +265,22 @@ bool dsfs_seek_access(struct dsfs_seek *s, uint64_t idx)
 	return boundary;
 }
 
-/* The epoch's order from its found seed: count samples of the fresh
- * generator's permutations (sampler.h, num_samples), or one permutation. */
-static int epoch_order(const struct dsfs_seek *s, uint32_t seed,
-		       uint32_t **order, uint64_t *count)
+/* The found epoch's tracker, fed every open of the epoch so far.  Its
+ * order is what the fresh generator gives the sampler (sampler.h: its own
+ * generator, epoch 0): one permutation, or count samples of them. */
+static int follow(struct dsfs_seek *s, uint32_t seed, struct dsfs_tracker **t)
 {
 	struct dsfs_sampler_cfg c = {
 		.kind = DSFS_SAMPLER_TORCH_RANDOM,
 		.sampler_generator = true, /* no base seed from it */
 		.num_samples = s->cfg.count,
 	};
-	uint32_t *o;
-	int err;
-
-	if (s->cfg.count) {
-		dsfs_seed_from_i64(seed, &c.seed);
-		return dsfs_sampler_order(&c, s->cfg.n, 0, 0, order, count);
-	}
-	o = malloc(s->cfg.n * sizeof(*o));
-	err = o ? dsfs_discover_prefix(seed, (uint32_t)s->cfg.n,
-				       (uint32_t)s->cfg.n, o) : -ENOMEM;
-	if (err) {
-		free(o);
-		return err;
-	}
-	*order = o;
-	*count = s->cfg.n;
-	return 0;
-}
-
-/* The found epoch's tracker, fed every open of the epoch so far. */
-static int follow(struct dsfs_seek *s, uint32_t seed, struct dsfs_tracker **t)
-{
 	uint32_t *order, i;
 	uint64_t count;
-	int err = epoch_order(s, seed, &order, &count);
+	int err;
 
+	dsfs_seed_from_i64(seed, &c.seed);
+	err = dsfs_sampler_order(&c, s->cfg.n, 0, 0, &order, &count);
 	if (err)
 		return err;
 	err = dsfs_tracker_new_fixed(order, count, s->cfg.n, s->epoch,

@@ -289,14 +289,14 @@ void dsfs_tracker_ring_add(struct dsfs_tracker *t, uint64_t idx)
 /* Work of candidate e in MT19937 outputs (or positions). */
 static uint64_t candidate_work(const struct dsfs_tracker *t, uint64_t e)
 {
-	uint64_t count = dsfs_sampler_count(&t->cfg, t->n),
-		 per = (count / (t->n ? t->n : 1) + 1) * t->n;
+	uint64_t count = dsfs_sampler_count(&t->cfg, t->n), skip;
 
 	if (t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return t->n;
-	if (e > (UINT64_MAX / 4) / (per + count + 1))
+	if (dsfs_sampler_torch_skip(&t->cfg, t->n, e, &skip) ||
+	    skip > UINT64_MAX / 4)
 		return UINT64_MAX / 2;
-	return e * per + count;
+	return skip + count;
 }
 
 /* Forget the epochs ahead and those drawn other ways (the loader is

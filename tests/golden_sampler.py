@@ -207,12 +207,17 @@ def check_torch_random(ck):
     check_torch_random_num_samples(ck)
 
 
-def num_samples_loader(ck, n, k, way, seed=42, replacement=False):
+def num_samples_loader(ck, n, k, way, seed=42, replacement=False,
+                       subset=False):
     """RandomSampler(num_samples=k, replacement=...) drawn `way`: default,
-    persistent, own; k = 0: the sampler's default (n)."""
+    persistent, own; k = 0: the sampler's default (n).  subset: a
+    SubsetRandomSampler(range(n)) instead (k and replacement unused)."""
     gen = torch.Generator().manual_seed(seed)
-    sampler = RandomSampler(Indices(n), num_samples=k or None,
-                            replacement=replacement, generator=gen)
+    if subset:
+        sampler = SubsetRandomSampler(list(range(n)), generator=gen)
+    else:
+        sampler = RandomSampler(Indices(n), num_samples=k or None,
+                                replacement=replacement, generator=gen)
     kw = {"generator": gen} if way != "own" else {}
     if way == "persistent":
         kw.update(num_workers=2, persistent_workers=True)
@@ -220,41 +225,25 @@ def num_samples_loader(ck, n, k, way, seed=42, replacement=False):
                         batch_size=1 if (k or n) < 1000 else 100, **kw)
     opts = (" --num-samples %d" % k if k else "") + \
         (" --replacement" if replacement else "") + \
+        (" --subset" if subset else "") + \
         {"default": "", "own": " --sampler-generator",
          "persistent": " --persistent"}[way]
-    source = "RandomSampler(num_samples=%d, replacement=%s), %s generator" % (
-        k, replacement, way)
+    source = "%s, %s generator" % (
+        "SubsetRandomSampler" if subset else
+        "RandomSampler(num_samples=%d, replacement=%s)" % (k, replacement),
+        way)
     # Per epoch: the base seed (2 outputs; once with persistent workers,
     # never for the sampler's own generator), then one output a sample
-    # with replacement, else (k // n + 1) randperms of n - 1 outputs each.
-    per = (k or n) if replacement else ((k or n) // n + 1) * (n - 1)
+    # with replacement, one randperm (n - 1 outputs) for a subset, else
+    # (k // n + 1) randperms.
+    per = (k or n) if replacement else (n - 1) if subset else \
+        ((k or n) // n + 1) * (n - 1)
     for e in range(EPOCHS):
         query = "torch-random %d %d %d%s" % (seed, n, e, opts)
         ck.expect(query, [i for b in loader for i in b], source)
         done = e + 1
         base = {"default": 2 * done, "own": 0, "persistent": 2}[way]
         ck.draws_consumed(gen, seed, base + per * done,
-                          query + " after the epoch")
-
-
-def subset_loader(ck, n, way, seed=42):
-    """SubsetRandomSampler(range(n), generator=G) drawn `way`."""
-    gen = torch.Generator().manual_seed(seed)
-    sampler = SubsetRandomSampler(list(range(n)), generator=gen)
-    kw = {"generator": gen} if way != "own" else {}
-    if way == "persistent":
-        kw.update(num_workers=2, persistent_workers=True)
-    loader = DataLoader(Indices(n), sampler=sampler, collate_fn=as_list,
-                        batch_size=1 if n < 1000 else 100, **kw)
-    opts = " --subset" + {"default": "", "own": " --sampler-generator",
-                          "persistent": " --persistent"}[way]
-    for e in range(EPOCHS):
-        query = "torch-random %d %d %d%s" % (seed, n, e, opts)
-        ck.expect(query, [i for b in loader for i in b],
-                  "SubsetRandomSampler, %s generator" % way)
-        done = e + 1
-        base = {"default": 2 * done, "own": 0, "persistent": 2}[way]
-        ck.draws_consumed(gen, seed, base + (n - 1) * done,
                           query + " after the epoch")
 
 
@@ -272,8 +261,8 @@ def check_torch_random_num_samples(ck):
     num_samples_loader(ck, 1000, 0, "persistent", replacement=True)
     for n in (1, 2, 7, 1000):
         for way in ("default", "own"):
-            subset_loader(ck, n, way)
-    subset_loader(ck, 1000, "persistent", seed=-7)
+            num_samples_loader(ck, n, 0, way, subset=True)
+    num_samples_loader(ck, 1000, 0, "persistent", seed=-7, subset=True)
 
 
 def check_torch_distributed(ck):
