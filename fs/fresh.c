@@ -196,11 +196,16 @@ struct event_ids {
 };
 
 /*
- * An object moved to dir/name (FAN_MOVED_TO): the inode the kernel may
- * hold for it (an open file, a working directory) is reached by that name
- * from now on, without waiting for a lookup of it.
+ * A name of an object changed (the event's dir/name and target): moved
+ * there (FAN_MOVED_TO), the inode the kernel may hold for it (an open
+ * file, a working directory) is reached by that name from now on, without
+ * waiting for a lookup of it; unlinked (FAN_DELETE) while the file lives
+ * on (a hard link: its file id still opens), the kernel's dentries of its
+ * other names lead to the inode, which must no longer be reached by the
+ * name gone.
  */
-static void follow_rename(struct dsfs_fresh *f, struct event_ids *ids)
+static void follow_name(struct dsfs_fresh *f, struct event_ids *ids,
+			bool moved_to)
 {
 	struct dsfs_inodes *inodes = f->fs->inodes;
 	struct dsfs_inode *parent;
@@ -213,10 +218,16 @@ static void follow_rename(struct dsfs_fresh *f, struct event_ids *ids)
 	parent = dsfs_inodes_find_ref(inodes, st.st_dev, st.st_ino, gen);
 	if (!parent)
 		return; /* the kernel holds nothing in that directory */
-	/* The moved file's generation: an inode the kernel holds for an
-	 * older file of the same number is not moved. */
-	dsfs_inodes_renamed(inodes, ids->target.st_dev, ids->target.st_ino,
-			    ids->target_gen, parent, ids->name);
+	/* The object's generation: an inode the kernel holds for an older
+	 * file of the same number is left alone. */
+	if (moved_to)
+		dsfs_inodes_renamed(inodes, ids->target.st_dev,
+				    ids->target.st_ino, ids->target_gen,
+				    parent, ids->name);
+	else
+		dsfs_inodes_unlinked(inodes, ids->target.st_dev,
+				     ids->target.st_ino, ids->target_gen,
+				     parent, ids->name);
 	dsfs_inodes_unref(inodes, parent, 1);
 }
 
@@ -254,7 +265,7 @@ static void handle_record(struct dsfs_fresh *f, uint64_t mask,
 		if (nlen == len - (size_t)(name - rec))
 			return; /* no terminating NUL */
 		drop_name(f, &h.fh, name);
-		if ((mask & FAN_MOVED_TO) && nlen <= NAME_MAX) {
+		if ((mask & (FAN_MOVED_TO | FAN_DELETE)) && nlen <= NAME_MAX) {
 			memcpy(&ids->dir, &h, sizeof(h.fh) + hlen);
 			memcpy(ids->name, name, nlen + 1);
 			ids->have_dir = true;
@@ -284,7 +295,9 @@ static void handle_event(struct dsfs_fresh *f,
 		off += hdr.len;
 	}
 	if (m->mask & FAN_MOVED_TO)
-		follow_rename(f, &ids);
+		follow_name(f, &ids, true);
+	if (m->mask & FAN_DELETE)
+		follow_name(f, &ids, false);
 }
 
 static void *fresh_thread(void *arg)

@@ -413,6 +413,37 @@ int dsfs_inodes_renamed(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
 	return ok ? 0 : -ENOMEM;
 }
 
+int dsfs_inodes_unlinked(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
+			 uint64_t gen, const struct dsfs_inode *parent,
+			 const char *name)
+{
+	uint64_t h = id_hash(dev, ino);
+	struct ishard *s = shard_of(t, h);
+	struct dsfs_inode *in;
+	struct dsfs_name *front, *w;
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&s->lock);
+	in = find_locked(s, h, dev, ino, gen);
+	if (in) {
+		front = in->where;
+		err = 0;
+		if (front->older && front->parent == parent &&
+		    !strcmp(front->name, name)) {
+			/* The next name to the front, the gone one last:
+			 * readers never follow `older`. */
+			for (w = front->older; w->older; w = w->older)
+				;
+			w->older = front;
+			__atomic_store_n(&in->where, front->older,
+					 __ATOMIC_RELEASE);
+			front->older = NULL;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
 int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
 		     uint64_t gen, uint64_t *nodeid)
 {

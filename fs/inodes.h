@@ -124,6 +124,18 @@ int dsfs_inodes_renamed(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
 			uint64_t gen, struct dsfs_inode *parent,
 			const char *name);
 
+/*
+ * The name parent/name of the live inode for (dev, ino, gen), if any, was
+ * unlinked in SOURCE while the file lives on under another (a hard link):
+ * when it is the front name and the inode was found under others, the
+ * latest of those becomes the front name, so that the kernel's dentries
+ * of the other names (which lead to the same inode) still reach the file.
+ * 0 or -ENOENT (no such inode).
+ */
+int dsfs_inodes_unlinked(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
+			 uint64_t gen, const struct dsfs_inode *parent,
+			 const char *name);
+
 /* The node id of the live inode for (dev, ino, gen): 0, or -ENOENT.  The
  * id is only a name for the kernel; the inode may be freed right after. */
 int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-fresh: files replaced, rewritten, truncated, appended or deleted on the volume while cached are never served stale; files and directories renamed while the kernel holds them are found under their new names; a file held open never reads the bytes of a later file given its inode number; a filesystem mounted below SOURCE gets inode numbers of its own and a warning.
+# t-fresh: files replaced, rewritten, truncated, appended or deleted on the volume while cached are never served stale; files and directories renamed while the kernel holds them are found under their new names, and a hard link's other name once the one the kernel reached it by is removed; a file held open never reads the bytes of a later file given its inode number; a filesystem mounted below SOURCE gets inode numbers of its own and a warning.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -77,6 +77,17 @@ until_ok 5 same "$SRC/dy/sub/f" "$MNT/dy/sub/f" || fail "a file in a directory r
 [[ $(ls "$MNT/dy/sub") == f ]] || fail "a directory renamed while held lists '$(ls "$MNT/dy/sub" 2>&1)'"
 until_ok 5 same "$SRC/hb" "$MNT/hb" || fail "a hard link whose first name went: $(cat "$MNT/hb" 2>&1 >/dev/null)"
 exec 5<&- 6<&- 7<&-
+
+# Both names of a hard link looked up, the latest (the inode's front name)
+# then removed: the kernel's dentry of the other name leads to the same
+# inode, which must now be reached by that name.
+say "a hard link's two names looked up, the latest removed"
+"$MKTREE" --file "$SRC/hc" 200000 10
+ln "$SRC/hc" "$SRC/hd"
+cat "$MNT/hd" "$MNT/hc" >/dev/null
+rm "$SRC/hc"
+until_ok 5 same "$SRC/hd" "$MNT/hd" ||
+	fail "a hard link whose other name, looked up last, went: $(cat "$MNT/hd" 2>&1 >/dev/null)"
 
 # The same, but nobody looks the new names up: the held file and the
 # working directory must be reached through the descriptor and "." alone.
