@@ -159,22 +159,45 @@ void dsfs_sched_publish_now_locked(struct dsfs_sched *s)
 static void log_way(struct dsfs_sched *s, const struct dsfs_tracker *t)
 {
 	const struct dsfs_sampler_cfg *p = &s->cfg.plan->sampler;
-	bool pw, sg;
+	struct dsfs_tracker_way w;
+	bool pw, sg, one, perms;
+	char k[128];
 
 	if (p->kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return;
-	dsfs_tracker_way(t, &pw, &sg);
-	if (pw == s->way_pw && sg == s->way_sg)
+	w = dsfs_tracker_way(t);
+	if (w.persistent_workers == s->way.persistent_workers &&
+	    w.sampler_generator == s->way.sampler_generator &&
+	    w.one_perm == s->way.one_perm &&
+	    w.num_samples == s->way.num_samples)
 		return;
-	s->way_pw = pw;
-	s->way_sg = sg;
-	dsfs_warn("plan: the loader draws from its generator as %s: following it so; mount with %s to follow it from the start",
+	s->way = w;
+	pw = w.persistent_workers && !w.sampler_generator;
+	sg = w.sampler_generator;
+	one = w.one_perm;
+	/* Permutations an epoch: the plan's own with num_samples=,
+	 * replacement (tracker_find.c tries no other). */
+	perms = p->num_samples || p->replacement;
+	if (w.num_samples)
+		snprintf(k, sizeof(k), "-o num_samples=%llu",
+			 (unsigned long long)w.num_samples);
+	else
+		snprintf(k, sizeof(k), "-o subset (a SubsetRandomSampler) or -o num_samples=K (a RandomSampler reading K samples an epoch)");
+	dsfs_warn("plan: the loader draws from its generator as %s%s%s: following it so; mount with %s%s%s to follow it from the start",
 		  sg ? "a sampler's own (sampler_generator)" :
 		  pw ? "a DataLoader's with persistent workers" :
 		       "a DataLoader's without persistent workers",
+		  perms ? "" :
+		  one ? ", one permutation an epoch (a SubsetRandomSampler, or a RandomSampler given num_samples below the data set's size or left before its epoch's end)" :
+			", two permutations an epoch (a RandomSampler of the data set's size)",
+		  w.num_samples ? ", and reads the first samples of each, as many as the last two epochs read" : "",
 		  sg ? "-o sampler_generator" :
-		  pw ? "-o persistent_workers" :
-		       "neither persistent_workers nor sampler_generator");
+		  pw ? "-o persistent_workers" : "",
+		  (sg || pw) && one ? " and " : "",
+		  one ? k :
+		  sg || pw ? "" :
+		  perms ? "neither persistent_workers nor sampler_generator" :
+			  "none of persistent_workers, sampler_generator, subset and num_samples");
 }
 
 /*
@@ -230,10 +253,10 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 		dsfs_info(
 			"plan: %sprediction found again: following epoch %llu",
 			who, e);
-	if (was->detected != now->detected && r->t)
-		log_way(s, r->t);
-	else
+	else if (was->detected == now->detected)
 		dsfs_info("plan: %sepoch %llu begun", who, e);
+	if (r->t)
+		log_way(s, r->t);
 }
 
 /*

@@ -78,7 +78,7 @@ struct dsfs_sched {
 	 * Protected by lock. */
 	struct dsfs_sampler_cfg sampler;
 	uint32_t *canon;		/* sampler.canon's, or NULL */
-	bool way_pw, way_sg;		/* torch-random: the way the loader
+	struct dsfs_tracker_way way;	/* torch-random: the way the loader
 					   was last said to draw (log_way);
 					   under lock */
 	bool discovered;

@@ -528,8 +528,11 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 	s->sampler = p->sampler;
 	s->prefix_len = strcmp(p->dataset, ".") ? strlen(p->dataset) + 1 : 0;
 	s->readers.alive = dsfs_sched_pid_alive;
-	s->way_pw = p->sampler.persistent_workers;
-	s->way_sg = p->sampler.sampler_generator;
+	s->way = (struct dsfs_tracker_way){
+		.persistent_workers = p->sampler.persistent_workers,
+		.sampler_generator = p->sampler.sampler_generator,
+		.one_perm = p->sampler.subset,
+	};
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
 	err = canon_init(s);

@@ -19,16 +19,6 @@
 
 #include "tracker_int.h"
 
-static bool bit_get(const uint64_t *b, uint64_t i)
-{
-	return b[i / 64] >> (i % 64) & 1;
-}
-
-static void bit_set(uint64_t *b, uint64_t i)
-{
-	b[i / 64] |= 1ULL << (i % 64);
-}
-
 /* An order's indices as the accesses report them (cfg.canon).  O(count). */
 void dsfs_tracker_canon_apply(const struct dsfs_tracker *t, uint32_t *order,
 			      uint64_t count)
@@ -81,8 +71,12 @@ int dsfs_tracker_epoch_build_as(struct dsfs_tracker *t,
 
 	free(ep->order);
 	free(ep->chain);
+	free(ep->tail);
 	ep->order = NULL;
 	ep->chain = NULL;
+	ep->tail = NULL;
+	ep->ntail = 0;
+	ep->whole = 0;
 	ep->ndups = 0;
 	ep->ready = false;
 	ep->epoch = e;
@@ -94,15 +88,26 @@ int dsfs_tracker_epoch_build_as(struct dsfs_tracker *t,
 }
 
 
-/* Epoch e's order of this tracker's rank.  O(n). */
+/* Epoch e's order of this tracker's rank (cut at a length learned).
+ * O(n). */
 int dsfs_tracker_epoch_build(struct dsfs_tracker *t,
 			     struct dsfs_tracker_epoch *ep, uint64_t e)
 {
-	return dsfs_tracker_epoch_build_as(t, ep, e, &t->cfg, t->rank);
+	int err = dsfs_tracker_epoch_build_as(t, ep, e, &t->cfg, t->rank);
+
+	if (!err && t->learned)
+		err = dsfs_tracker_epoch_cut(t, ep, t->learned);
+	return err;
+}
+
+int dsfs_tracker_epoch_index(struct dsfs_tracker *t,
+			     struct dsfs_tracker_epoch *ep)
+{
+	return epoch_index(t, ep);
 }
 
 /* Make the seen bitmap hold at least count bits.  Nothing else changes. */
-static int bitmap_reserve(struct dsfs_tracker *t, uint64_t count)
+int dsfs_tracker_bitmap_reserve(struct dsfs_tracker *t, uint64_t count)
 {
 	uint64_t words = (count + 63) / 64;
 	uint64_t *b;
@@ -125,6 +130,7 @@ void dsfs_tracker_progress_reset(struct dsfs_tracker *t)
 	if (words)
 		memset(t->seen, 0, words * sizeof(*t->seen));
 	t->nseen = t->nfirst = t->low = t->frontier = t->every_low = 0;
+	t->head = 0;
 	t->nvotes = 0;
 }
 
@@ -211,8 +217,10 @@ int dsfs_tracker_switch_epoch(struct dsfs_tracker *t)
 {
 	struct dsfs_tracker_epoch tmp = t->cur;
 	uint32_t votes[VOTES_MAX], nvotes = t->nvotes, i;
-	int err = bitmap_reserve(t, t->next.count);
+	int err = dsfs_tracker_learn_length(t);
 
+	if (!err)
+		err = dsfs_tracker_bitmap_reserve(t, t->next.count);
 	if (err)
 		return err;
 	memcpy(votes, t->votes, sizeof(votes));
@@ -222,8 +230,9 @@ int dsfs_tracker_switch_epoch(struct dsfs_tracker *t)
 	t->next.err = 0;
 	dsfs_tracker_progress_reset(t);
 	for (i = 0; i < nvotes; i++)
-		if (!bit_get(t->seen, votes[i]))
+		if (votes[i] < t->cur.count && !bit_get(t->seen, votes[i]))
 			dsfs_tracker_mark_seen(t, votes[i]);
+	t->head = t->frontier;
 	return 0;
 }
 
@@ -245,11 +254,25 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t)
 	return err;
 }
 
-/* The next epoch's first positions that vote for it. */
+/*
+ * The next epoch's first positions that vote for it.  Lost, no more than
+ * a quarter of an epoch of LOST_SPAN_MIN samples or more: the span of 256
+ * would hold almost all of a small epoch, and any 16 opens in a row would
+ * switch to the next epoch, then the next, ahead of the loader, before the
+ * candidates' test finds where it is.  A smaller epoch (a few shards) has
+ * no candidates (recover_limit()): its votes are its only way back.
+ */
+#define LOST_SPAN_MIN (4 * LOST_VOTES)
+
 static uint64_t vote_span(const struct dsfs_tracker *t)
 {
-	return t->window > DSFS_TRACKER_VOTE_SPAN ? t->window :
-						    DSFS_TRACKER_VOTE_SPAN;
+	uint64_t span = t->window > DSFS_TRACKER_VOTE_SPAN ?
+				t->window : DSFS_TRACKER_VOTE_SPAN;
+
+	if (t->mode == DSFS_TRACKER_LOST && t->next.count >= LOST_SPAN_MIN &&
+	    span > t->next.count / 4)
+		span = t->next.count / 4;
+	return span;
 }
 
 /* idx's first position in the next epoch if within its first vote_span(),
@@ -309,6 +332,7 @@ static void record(struct dsfs_tracker *t, bool miss)
 	if (t->miss_run >= LOST_RUN ||
 	    (t->hist_len >= HIST_MIN && t->hist_misses * 4 > t->hist_len)) {
 		t->mode = DSFS_TRACKER_LOST;
+		dsfs_tracker_unlearn(t);
 		t->nvotes = 0;
 		t->since_test = RECOVER_EVERY - 1; /* test at the next access */
 		t->lost_run = 0;
@@ -343,6 +367,9 @@ static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 		need = 2;	/* mostly seen (the files that several samples
 				   share, once: the page cache serves the
 				   rest): one stray must not switch */
+	if (t->learned && t->mode != DSFS_TRACKER_LOST &&
+	    dsfs_tracker_past_end(t, idx, p))
+		return DSFS_TRACK_MISS;
 	if (p == NO_POS) {
 		t->nvotes = 0;
 		return DSFS_TRACK_MISS;
@@ -597,6 +624,7 @@ static void epoch_free(struct dsfs_tracker_epoch *ep)
 	free(ep->order);
 	free(ep->inv);
 	free(ep->chain);
+	free(ep->tail);
 }
 
 void dsfs_tracker_free(struct dsfs_tracker *t)
@@ -650,7 +678,7 @@ static int tracker_start(struct dsfs_tracker *t, int err,
 {
 	t->mode = t->tracking = DSFS_TRACKER_CONFIGURED;
 	if (!err)
-		err = bitmap_reserve(t, t->cur.count);
+		err = dsfs_tracker_bitmap_reserve(t, t->cur.count);
 	if (err) {
 		dsfs_tracker_free(t);
 		return err;
@@ -716,13 +744,6 @@ int dsfs_tracker_new_fixed(uint32_t *order, uint64_t count, uint64_t n,
 	t->cur.count = count;
 	t->cur.epoch = epoch;
 	return tracker_start(t, epoch_index(t, &t->cur), out);
-}
-
-void dsfs_tracker_way(const struct dsfs_tracker *t, bool *persistent_workers,
-		      bool *sampler_generator)
-{
-	*persistent_workers = t->cfg.persistent_workers;
-	*sampler_generator = t->cfg.sampler_generator;
 }
 
 bool dsfs_tracker_holds_group(const struct dsfs_tracker *t)

@@ -197,8 +197,10 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * configured epoch, or epoch_auto's candidates, whose starts the detection
  * kept), or for torch-random the current epoch and the next two as a
  * loader drawing its generator another way makes them (persistent
- * workers, the sampler's own generator: options the plan was not given),
- * whose way the tracker then keeps (dsfs_tracker_way()).  That access returns NEXT_EPOCH, or DETECTED when a group's
+ * workers, the sampler's own generator, one permutation an epoch: options
+ * the plan was not given), whose way the tracker then keeps
+ * (dsfs_tracker_way()).  That access returns NEXT_EPOCH, or DETECTED when
+ * a group's
  * candidate matched or detection had found none before.  While lost, the
  * candidates move on an epoch per count accesses, as the loader does.
  * Candidates need count >= 4 (collected + 8 + W') so that chance cannot
@@ -262,12 +264,16 @@ enum dsfs_claim {
 int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx);
 /*
  * torch-random: how the tracker's orders draw from the loader's generator
- * (sampler.h persistent_workers, sampler_generator): as configured, or as
- * the loader was found to draw while lost (a loader option the plan was
- * not given).  O(1).
+ * (sampler.h persistent_workers, sampler_generator, subset: one
+ * permutation an epoch): as configured, or as the loader was found to
+ * draw while lost (a loader option the plan was not given).  O(1).
  */
-void dsfs_tracker_way(const struct dsfs_tracker *t, bool *persistent_workers,
-		      bool *sampler_generator);
+struct dsfs_tracker_way {
+	bool persistent_workers, sampler_generator, one_perm;
+	uint64_t num_samples;	/* one_perm: the samples an epoch the loader
+				   was found to read, 0 when not learned */
+};
+struct dsfs_tracker_way dsfs_tracker_way(const struct dsfs_tracker *t);
 
 /* Lost, and holding the starts of a group's candidate epochs (the group's
  * detecting tracker): only it can find the group again, from every rank's

@@ -106,11 +106,10 @@ static struct dsfs_sampler_cfg candidate_cfg(const struct dsfs_tracker *t,
 	return c;
 }
 
-/* The start of epoch e, computed: this rank's, or the group's (whole).
- * O(n), torch-random O(e * n). */
-static int prefix_build_as(struct dsfs_tracker *t,
-			   const struct dsfs_sampler_cfg *c, uint32_t rank,
-			   uint64_t stride, uint64_t e, struct prefix *out)
+int dsfs_tracker_prefix_build_as(struct dsfs_tracker *t,
+				 const struct dsfs_sampler_cfg *c,
+				 uint32_t rank, uint64_t stride, uint64_t e,
+				 struct prefix *out)
 {
 	uint64_t count;
 	uint32_t *order;
@@ -132,7 +131,7 @@ static int prefix_build(struct dsfs_tracker *t, uint64_t e, bool whole,
 	uint32_t rank;
 	struct dsfs_sampler_cfg c = candidate_cfg(t, whole, &rank, &stride);
 
-	return prefix_build_as(t, &c, rank, stride, e, out);
+	return dsfs_tracker_prefix_build_as(t, &c, rank, stride, e, out);
 }
 
 /* Keep an epoch's start among those a new job may start at. */
@@ -184,9 +183,9 @@ static bool all_at_start(const struct prefix *p,
  * as a pass over the data between two jobs).  Candidates of fewer than
  * 4 (collected + 8 + W) positions are never tested: chance matches them.
  */
-static bool loader_at_start(const struct dsfs_tracker *t,
-			    const struct prefix *p,
-			    const struct dsfs_tracker_epoch *ep)
+bool dsfs_tracker_at_start(const struct dsfs_tracker *t,
+			   const struct prefix *p,
+			   const struct dsfs_tracker_epoch *ep)
 {
 	uint64_t limit = recover_limit(t);
 
@@ -234,6 +233,7 @@ int dsfs_tracker_adopt(struct dsfs_tracker *t, uint64_t e, bool group)
 		if (at_start(NULL, &t->cur, recover_limit(t),
 			     t->collected[i]))
 			dsfs_tracker_place(t, t->collected[i]);
+	t->head = t->frontier;
 	t->starts++;
 	if (first || group)
 		t->tracking = DSFS_TRACKER_DETECTED;
@@ -286,8 +286,7 @@ void dsfs_tracker_ring_add(struct dsfs_tracker *t, uint64_t idx)
 		t->nring++;
 }
 
-/* Work of candidate e in MT19937 outputs (or positions). */
-static uint64_t candidate_work(const struct dsfs_tracker *t, uint64_t e)
+uint64_t dsfs_tracker_candidate_work(const struct dsfs_tracker *t, uint64_t e)
 {
 	uint64_t count = dsfs_sampler_count(&t->cfg, t->n), skip;
 
@@ -313,78 +312,6 @@ void dsfs_tracker_ahead_free(struct dsfs_tracker *t)
 		dsfs_tracker_prefix_free(&t->ways[i]);
 	t->nways = 0;
 	t->ways_built = false;
-}
-
-/*
- * torch-random: the ways a DataLoader draws from its generator besides
- * the permutations (sampler.h): a base seed every epoch, once
- * (persistent_workers), or never (sampler_generator).  They are loader
- * options a user forgets to give: epoch 0 is the same with and without
- * persistent workers, so that one loses the loader at epoch 1 for good,
- * and without sampler_generator the detection finds nothing.
- */
-static const struct {
-	bool persistent_workers, sampler_generator;
-} way_table[] = { { false, false }, { true, false }, { false, true } };
-
-static unsigned way_now(const struct dsfs_tracker *t)
-{
-	return t->cfg.sampler_generator ? 2 : t->cfg.persistent_workers;
-}
-
-/*
- * Lost, torch-random: the starts of the current epoch and the next two
- * (epochs 0 to 2 when the detection found none) drawn the two other ways,
- * built at the first test, once per time lost, within the detection's
- * budget.  O(ways * e * n).
- */
-static void ways_build(struct dsfs_tracker *t)
-{
-	uint64_t e0 = t->cur.ready ? t->cur.epoch : 0, e, work = 0,
-		 budget = DETECT_WORK + 64 * t->n;
-	struct dsfs_sampler_cfg c = t->cfg;
-	unsigned w;
-
-	if (t->ways_built || t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM)
-		return;
-	t->ways_built = true;
-	for (w = 0; w < 3; w++) {
-		if (w == way_now(t))
-			continue;
-		c.persistent_workers = way_table[w].persistent_workers;
-		c.sampler_generator = way_table[w].sampler_generator;
-		for (e = e0; e < e0 + WAYS_EPOCHS && t->nways < WAYS_MAX; e++) {
-			work += candidate_work(t, e);
-			if (work > budget)
-				break;
-			if (!prefix_build_as(t, &c, t->rank, 1, e,
-					     &t->ways[t->nways]))
-				t->way_of[t->nways++] = (uint8_t)w;
-		}
-	}
-}
-
-/*
- * The loader is at the start of ways[i]: draw as it does from now on, and
- * follow it there.  The epochs held and the starts kept for a new job
- * were drawn the old way.
- */
-static int adopt_way(struct dsfs_tracker *t, uint32_t i)
-{
-	uint64_t e = t->ways[i].epoch;
-	unsigned w = t->way_of[i];
-	uint32_t k;
-
-	t->cfg.persistent_workers = way_table[w].persistent_workers;
-	t->cfg.sampler_generator = way_table[w].sampler_generator;
-	t->next.ready = false;
-	if (t->cur.ready && t->cur.epoch == e &&
-	    dsfs_tracker_epoch_build(t, &t->cur, e))
-		return DSFS_TRACK_MISS;
-	for (k = 0; k < t->nkept; k++)
-		dsfs_tracker_prefix_free(&t->kept[k]);
-	t->nkept = 0;
-	return dsfs_tracker_adopt(t, e, false);
 }
 
 /*
@@ -415,7 +342,7 @@ static void ahead_extend(struct dsfs_tracker *t)
 	if (k)
 		e = t->ahead[k - 1].epoch + 1;
 	for (; t->nahead < AHEAD_MAX; e++) {
-		t->ahead_work += candidate_work(t, e);
+		t->ahead_work += dsfs_tracker_candidate_work(t, e);
 		if (t->ahead_work > budget ||
 		    prefix_build(t, e, false, &t->ahead[t->nahead]))
 			return;
@@ -437,25 +364,21 @@ int dsfs_tracker_recover(struct dsfs_tracker *t, uint64_t idx)
 	t->since_test = 0;
 	if (t->cur.ready) {
 		if (!dsfs_tracker_prepare_next(t) &&
-		    loader_at_start(t, NULL, &t->next))
+		    dsfs_tracker_at_start(t, NULL, &t->next))
 			return dsfs_tracker_adopt(t, t->next.epoch, false);
-		if (loader_at_start(t, NULL, &t->cur))
+		if (dsfs_tracker_at_start(t, NULL, &t->cur))
 			return dsfs_tracker_adopt(t, t->cur.epoch, false);
 		ahead_extend(t);
 		for (i = 0; i < t->nahead; i++)
-			if (loader_at_start(t, &t->ahead[i], NULL))
+			if (dsfs_tracker_at_start(t, &t->ahead[i], NULL))
 				return dsfs_tracker_adopt(t, t->ahead[i].epoch,
 							  false);
 	}
 	for (i = 0; i < t->nkept; i++)
-		if (loader_at_start(t, &t->kept[i], NULL))
+		if (dsfs_tracker_at_start(t, &t->kept[i], NULL))
 			return dsfs_tracker_adopt(t, t->kept[i].epoch,
 						  t->kept_group);
-	ways_build(t);
-	for (i = 0; i < t->nways; i++)
-		if (loader_at_start(t, &t->ways[i], NULL))
-			return adopt_way(t, i);
-	return DSFS_TRACK_MISS;
+	return dsfs_tracker_ways_find(t);
 }
 
 /*
@@ -510,7 +433,7 @@ static int detect(struct dsfs_tracker *t)
 	for (i = 0; i < total; i++) {
 		e = i < DSFS_TRACKER_DETECT_EPOCHS ? t->detect_base + i :
 		    t->hint_first + (i - DSFS_TRACKER_DETECT_EPOCHS);
-		work += candidate_work(t, e);
+		work += dsfs_tracker_candidate_work(t, e);
 		if (work > budget)
 			break;
 		if (candidate_build(t, e))
@@ -536,7 +459,7 @@ static int detect(struct dsfs_tracker *t)
 		/* A job resumed a few epochs on is found again too. */
 		for (k = 1; k <= KEEP_AFTER && i + k < DSFS_TRACKER_DETECT_EPOCHS;
 		     k++) {
-			work += candidate_work(t, e + k);
+			work += dsfs_tracker_candidate_work(t, e + k);
 			if (work > budget)
 				break;
 			keep_epoch(t, e + k);

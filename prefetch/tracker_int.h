@@ -26,7 +26,7 @@
 #define KEEP_AFTER 4	     /* starts kept past the epoch detected */
 #define AHEAD_MAX 64	     /* lost: epochs past the next one tested */
 #define WAYS_EPOCHS 3	     /* lost, torch-random: epochs drawn other ways */
-#define WAYS_MAX (2 * WAYS_EPOCHS) /* ... two other ways each */
+#define WAYS_MAX (5 * WAYS_EPOCHS) /* ... five other ways each */
 
 /* The start of a candidate epoch: (index, position) pairs sorted by index,
  * the positions below a limit (of each rank of a group). */
@@ -49,6 +49,11 @@ struct dsfs_tracker_epoch {
 	uint32_t *chain;	/* NULL, or count entries: the index's next
 				   position, or NO_POS (when one repeats) */
 	uint64_t ndups;		/* positions repeating an earlier one's */
+	uint64_t whole;		/* 0, or cut at a learned length (count):
+				   the count before, order's length */
+	struct pentry *tail;	/* then: the window's positions past the
+				   cut (pos: how far), sorted by index */
+	uint32_t ntail;
 	bool ready;
 	int err;		/* next epoch: dsfs_sampler_order() failed */
 };
@@ -90,12 +95,22 @@ struct dsfs_tracker {
 	uint32_t nahead;
 	/* Lost, torch-random: the starts of the epochs around the current
 	 * one as a loader draws them that has persistent workers, or draws
-	 * no base seed (sampler_generator), when the plan says otherwise
-	 * (ways_build); ways_built once per time lost. */
+	 * no base seed (sampler_generator), or one permutation an epoch,
+	 * when the plan says otherwise (ways_build); ways_built once per
+	 * time lost. */
 	struct prefix ways[WAYS_MAX];
 	uint8_t way_of[WAYS_MAX];	/* index in tracker_find.c's table */
 	uint32_t nways;
 	bool ways_built;
+	/* torch-random, one permutation an epoch (cfg.subset): where the
+	 * last epoch was left, if before its end (dsfs_tracker_learn_length);
+	 * learned: cfg.num_samples is that place, not the plan's. */
+	uint64_t left_at;
+	uint64_t head;		/* the frontier once the epoch was begun:
+				   opens before may have left holes below */
+	uint64_t learned;	/* 0, or the samples an epoch the loader was
+				   found to read: epochs are cut there */
+	uint32_t past;		/* opens in a row past that length */
 	uint64_t ahead_work;
 	uint32_t ring[DSFS_TRACKER_DETECT_SAMPLES]; /* last distinct accesses */
 	uint32_t nring, ring_pos, since_test;
@@ -105,6 +120,17 @@ struct dsfs_tracker {
 	uint64_t lost_run;		/* accesses since lost or moved on */
 	uint64_t starts;	/* epochs found again (dsfs_tracker_adopt) */
 };
+
+/* The seen bitmap's bits. */
+static inline bool bit_get(const uint64_t *b, uint64_t i)
+{
+	return b[i / 64] >> (i % 64) & 1;
+}
+
+static inline void bit_set(uint64_t *b, uint64_t i)
+{
+	b[i / 64] |= 1ULL << (i % 64);
+}
 
 /* tracker.c */
 /* An order's indices as the accesses report them (cfg.canon).  O(count). */
@@ -116,15 +142,22 @@ int dsfs_tracker_epoch_build_as(struct dsfs_tracker *t,
 				struct dsfs_tracker_epoch *ep, uint64_t e,
 				const struct dsfs_sampler_cfg *cfg,
 				uint32_t rank);
-/* Epoch e's order of this tracker's rank.  O(n). */
+/* Epoch e's order of this tracker's rank (cut at a length learned).
+ * O(n). */
 int dsfs_tracker_epoch_build(struct dsfs_tracker *t,
 			     struct dsfs_tracker_epoch *ep, uint64_t e);
+/* ep's inverse and repeats, from its order and count.  0 or -ENOMEM
+ * (then ep->order is freed).  O(n). */
+int dsfs_tracker_epoch_index(struct dsfs_tracker *t,
+			     struct dsfs_tracker_epoch *ep);
 /* Forget the current epoch's progress. */
 void dsfs_tracker_progress_reset(struct dsfs_tracker *t);
 /* Mark position pos of the current epoch seen, moving low and frontier. */
 void dsfs_tracker_mark_seen(struct dsfs_tracker *t, uint64_t pos);
 /* An unseen position of idx in the current epoch, or NO_POS. */
 uint32_t dsfs_tracker_unseen_pos(const struct dsfs_tracker *t, uint64_t idx);
+/* Make the seen bitmap hold at least count bits; 0 or -ENOMEM. */
+int dsfs_tracker_bitmap_reserve(struct dsfs_tracker *t, uint64_t count);
 /* Make cur the next epoch (which must be ready) and mark the votes seen;
  * 0 or -errno. */
 int dsfs_tracker_switch_epoch(struct dsfs_tracker *t);
@@ -143,10 +176,48 @@ int dsfs_tracker_adopt(struct dsfs_tracker *t, uint64_t e, bool group);
 void dsfs_tracker_ring_add(struct dsfs_tracker *t, uint64_t idx);
 /* Forget the epochs ahead (the loader is followed again). */
 void dsfs_tracker_ahead_free(struct dsfs_tracker *t);
+/* A candidate epoch's start, under cfg (the group's, for stride > 1).
+ * 0 or -errno.  O(n), torch-random O(e * n). */
+int dsfs_tracker_prefix_build_as(struct dsfs_tracker *t,
+				 const struct dsfs_sampler_cfg *c,
+				 uint32_t rank, uint64_t stride, uint64_t e,
+				 struct prefix *out);
+/* Whether the last misses sit at the start of p (or of ep). */
+bool dsfs_tracker_at_start(const struct dsfs_tracker *t,
+			   const struct prefix *p,
+			   const struct dsfs_tracker_epoch *ep);
+/* What building candidate e costs, in MT19937 outputs (or positions). */
+uint64_t dsfs_tracker_candidate_work(const struct dsfs_tracker *t, uint64_t e);
 /* A lost access: remembered, and now and then the candidates tested. */
 int dsfs_tracker_recover(struct dsfs_tracker *t, uint64_t idx);
 /* An access while detecting: collected, and the candidates tested once
  * enough are in. */
 int dsfs_tracker_access_detecting(struct dsfs_tracker *t, uint64_t idx);
+
+/* tracker_way.c */
+/* Lost, torch-random: the loader at the start of an epoch drawn another
+ * way (tracker.h)?  Then followed so: NEXT_EPOCH or DETECTED; else MISS. */
+int dsfs_tracker_ways_find(struct dsfs_tracker *t);
+/* The current epoch is over: with one permutation an epoch, the place it
+ * was left, and when two in a row were left at one place k < count, the
+ * epochs from the next on are cut at k (learned; next built again).
+ * Called before the switch.  0, or -errno when next could not be built
+ * again (then not ready, and nothing learned).  O(n). */
+int dsfs_tracker_learn_length(struct dsfs_tracker *t);
+/* Cut ep (a whole permutation) at k < count, keeping the window's
+ * indices past k as its tail.  0 or -ENOMEM (then ep->order is freed).
+ * O(n). */
+int dsfs_tracker_epoch_cut(struct dsfs_tracker *t,
+			   struct dsfs_tracker_epoch *ep, uint64_t k);
+/* Tracking, a length learned: whether an open of idx (at position p of
+ * the next epoch's start, or NO_POS) is one past the current epoch's cut
+ * (in its window there, and nearer its cut than the next epoch's start);
+ * after two in a row, the length is forgotten, and the current epoch
+ * whole again.  O(log W). */
+bool dsfs_tracker_past_end(struct dsfs_tracker *t, uint64_t idx, uint32_t p);
+/* Forget a length learned: the current epoch whole again (its progress
+ * kept; not ready when out of memory), the next to be built again.
+ * O(n). */
+void dsfs_tracker_unlearn(struct dsfs_tracker *t);
 
 #endif

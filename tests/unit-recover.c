@@ -280,48 +280,105 @@ static void test_served_epochs(enum dsfs_sampler kind, uint64_t n, uint64_t at)
 /*
  * torch-random, a loader option the plan was not given: the loader has
  * persistent workers (epoch 0 as planned, epoch 1 not), or its sampler
- * has the generator (sampler_generator: no epoch as planned).  Lost, the
- * tracker finds the loader drawn that way at the first test and follows
- * it from then on.
+ * has the generator (sampler_generator: no epoch as planned), or it draws
+ * one permutation an epoch (a SubsetRandomSampler; a RandomSampler with
+ * num_samples = k < n, reading the first k of it).  Lost, the tracker
+ * finds the loader drawn that way at the first test and follows it from
+ * then on.  An epoch of k < n samples ends early, and the next one's
+ * first opens are taken for late ones of this epoch (its window), then
+ * make the tracker lost; once two epochs in a row were left at k, the
+ * epochs hold k samples, and the loader is followed without a miss.
  */
-static void test_other_way(bool persistent, bool sampler_generator)
+static void test_other_way(bool persistent, bool sampler_generator, bool one,
+			   uint64_t n, uint64_t k)
 {
 	struct dsfs_sampler_cfg c, way;
 	struct dsfs_tracker *t;
-	struct fed f = { 0 }, g = { 0 }, h = { 0 };
-	uint64_t n0, n1, n2, n = 3000;
-	uint32_t *o0, *o1, *o2;
-	bool pw, sg;
+	struct fed f[6] = { 0 };
+	uint64_t e, count;
+	uint32_t *o;
+	struct dsfs_tracker_way w;
 
 	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 42, 1);
 	way = c;
 	way.persistent_workers = persistent;
 	way.sampler_generator = sampler_generator;
-	o0 = unit_order(&way, n, 0, 0, &n0);
-	o1 = unit_order(&way, n, 1, 0, &n1);
-	o2 = unit_order(&way, n, 2, 0, &n2);
+	way.subset = one;
 	CHECK(dsfs_tracker_new(&c, n, 0, true, 0,
 			       dsfs_tracker_window_for(n), &t) == 0);
-	feed(t, o0, 0, n0, 1, &f);
-	feed(t, o1, 0, n1, 1, &g);
-	/* Lost (64 misses) and found at the first test, in epoch 0 or 1. */
-	CHECK(f.miss + g.miss <= 64 + 8 + 32);
-	state_is(t, DSFS_TRACKER_DETECTED, 1);
-	dsfs_tracker_way(t, &pw, &sg);
-	CHECK(pw == persistent && sg == sampler_generator);
-	feed(t, o2, 0, n2, 1, &h);
-	CHECK(h.next == 1 && h.miss == 0);
-	state_is(t, DSFS_TRACKER_DETECTED, 2);
-	free(o0);
-	free(o1);
-	free(o2);
+	for (e = 0; e < 6; e++) {
+		o = unit_order(&way, n, e, 0, &count);
+		CHECK(k <= count);
+		feed(t, o, 0, k, 1, &f[e]);
+		free(o);
+		if (e == 1) {
+			/* Lost (64 misses) and found at the first test, in
+			 * epoch 0 or 1. */
+			CHECK(f[0].miss + f[1].miss <= 64 + 8 + 32);
+			state_is(t, DSFS_TRACKER_DETECTED, 1);
+			w = dsfs_tracker_way(t);
+			CHECK(w.persistent_workers == persistent &&
+			      w.sampler_generator == sampler_generator &&
+			      w.one_perm == one && w.num_samples == 0);
+		}
+		/* Epochs 1 and 2 left at k: the length learned there, and
+		 * the epochs cut at k. */
+		if (e >= 3)
+			CHECK(f[e].next == 1 && f[e].miss == 0);
+	}
+	state_is(t, DSFS_TRACKER_DETECTED, 5);
+	w = dsfs_tracker_way(t);
+	CHECK(w.one_perm == one && w.num_samples == (k < n ? k : 0));
+	dsfs_tracker_free(t);
+}
+
+/*
+ * A length learned (test_other_way) and then whole epochs read (a loop
+ * no longer left early): two opens past the cut, and the length is
+ * forgotten, the epoch whole again and followed to its end.
+ */
+static void test_length_forgotten(void)
+{
+	struct dsfs_sampler_cfg c, way;
+	struct dsfs_tracker *t;
+	struct fed f[7] = { 0 };
+	uint64_t e, count, n = 3000;
+	uint32_t *o;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 42, 1);
+	way = c;
+	way.subset = true;
+	CHECK(dsfs_tracker_new(&c, n, 0, true, 0,
+			       dsfs_tracker_window_for(n), &t) == 0);
+	for (e = 0; e < 7; e++) {
+		o = unit_order(&way, n, e, 0, &count);
+		feed(t, o, 0, e < 4 ? 1000 : count, 1, &f[e]);
+		free(o);
+		if (e == 3)
+			CHECK(dsfs_tracker_way(t).num_samples == 1000);
+	}
+	/* Epoch 4's first two opens past the cut (its window there) are
+	 * misses; the epoch is whole again from then on. */
+	CHECK(f[4].miss <= 2);
+	CHECK(dsfs_tracker_way(t).num_samples == 0);
+	CHECK(dsfs_tracker_way(t).one_perm);
+	CHECK(f[5].miss == 0 && f[6].miss == 0);
+	state_is(t, DSFS_TRACKER_DETECTED, 6);
 	dsfs_tracker_free(t);
 }
 
 int main(void)
 {
-	test_other_way(true, false);
-	test_other_way(false, true);
+	test_other_way(true, false, false, 3000, 3000);
+	test_other_way(false, true, false, 3000, 3000);
+	test_other_way(false, false, true, 3000, 3000);
+	test_other_way(false, false, true, 3000, 1000);
+	test_other_way(true, false, true, 3000, 2200);
+	test_other_way(false, true, true, 3000, 700);
+	test_other_way(false, true, true, 2000, 700);
+	test_other_way(false, false, true, 2000, 700);
+	test_other_way(true, false, true, 2000, 700);
+	test_length_forgotten();
 	test_served_epochs(DSFS_SAMPLER_TORCH_RANDOM, 3000, 6);
 	test_served_epochs(DSFS_SAMPLER_TORCH_RANDOM, 3000, 40);
 	test_served_epochs(DSFS_SAMPLER_PYTHON_SHUFFLE, 1500, 9);

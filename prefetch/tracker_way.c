@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * torch-random (tracker_int.h): the ways a loader draws from its generator
+ * that its options decide, tried while lost when the plan says otherwise
+ * (a loader option the plan was not given), and the length of an epoch
+ * that draws one permutation, learned when the loader leaves two epochs
+ * in a row at the same place (num_samples not given).  Single-threaded:
+ * the caller's lock, as for tracker.c.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracker_int.h"
+
+/*
+ * torch-random: the ways a loader draws from its generator besides what
+ * the plan says (sampler.h): a base seed every epoch, once
+ * (persistent_workers), or never (sampler_generator); and two
+ * permutations an epoch (a RandomSampler of n samples), or one (`one`: a
+ * SubsetRandomSampler, a RandomSampler with num_samples below n, or one
+ * whose loop is left before the epoch's end, which never draws its second
+ * permutation).  They are loader options a user forgets to give: epoch 0
+ * is the same all but the sampler_generator way, so the others lose the
+ * loader at epoch 1 for good, and without sampler_generator the detection
+ * finds nothing.
+ */
+static const struct way {
+	bool persistent_workers, sampler_generator, one;
+} way_table[] = {
+	{ false, false, false }, { true, false, false }, { false, true, false },
+	{ false, false, true },	 { true, false, true },	 { false, true, true },
+};
+
+#define NWAYS (sizeof(way_table) / sizeof(way_table[0]))
+
+/* Whether way w draws as t->cfg does. */
+static bool way_is_now(const struct dsfs_tracker *t, unsigned w)
+{
+	const struct way *x = &way_table[w];
+
+	return x->sampler_generator == t->cfg.sampler_generator &&
+	       (x->sampler_generator ||
+		x->persistent_workers == t->cfg.persistent_workers) &&
+	       x->one == t->cfg.subset;
+}
+
+/* Whether the plan's sampler may draw way w: with num_samples or
+ * replacement given, the permutations drawn are theirs (and one an epoch
+ * is a num_samples below n). */
+static bool way_possible(const struct dsfs_tracker *t, unsigned w)
+{
+	return !way_table[w].one ||
+	       (!t->cfg.num_samples && !t->cfg.replacement);
+}
+
+static void way_apply(struct dsfs_sampler_cfg *c, unsigned w)
+{
+	c->persistent_workers = way_table[w].persistent_workers;
+	c->sampler_generator = way_table[w].sampler_generator;
+	c->subset = way_table[w].one;
+}
+
+/*
+ * Lost, torch-random: the starts of the current epoch and the next two
+ * (epochs 0 to 2 when the detection found none) drawn the other ways,
+ * built at the first test, once per time lost, within the detection's
+ * budget.  O(ways * e * n).
+ */
+static void ways_build(struct dsfs_tracker *t)
+{
+	uint64_t e0 = t->cur.ready ? t->cur.epoch : 0, e, work = 0,
+		 budget = DETECT_WORK + 64 * t->n;
+	struct dsfs_sampler_cfg c = t->cfg;
+	unsigned w;
+
+	if (t->ways_built || t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return;
+	t->ways_built = true;
+	for (w = 0; w < NWAYS; w++) {
+		if (way_is_now(t, w) || !way_possible(t, w))
+			continue;
+		way_apply(&c, w);
+		for (e = e0; e < e0 + WAYS_EPOCHS && t->nways < WAYS_MAX; e++) {
+			work += dsfs_tracker_candidate_work(t, e);
+			if (work > budget)
+				break;
+			if (!dsfs_tracker_prefix_build_as(t, &c, t->rank, 1, e,
+							  &t->ways[t->nways]))
+				t->way_of[t->nways++] = (uint8_t)w;
+		}
+	}
+}
+
+/*
+ * The loader is at the start of ways[i]: draw as it does from now on, and
+ * follow it there.  The epochs held and the starts kept for a new job
+ * were drawn the old way.
+ */
+static int adopt_way(struct dsfs_tracker *t, uint32_t i)
+{
+	uint64_t e = t->ways[i].epoch;
+	unsigned w = t->way_of[i];
+	uint32_t k;
+
+	way_apply(&t->cfg, w);
+	t->next.ready = false;
+	if (t->cur.ready && t->cur.epoch == e &&
+	    dsfs_tracker_epoch_build(t, &t->cur, e))
+		return DSFS_TRACK_MISS;
+	for (k = 0; k < t->nkept; k++)
+		dsfs_tracker_prefix_free(&t->kept[k]);
+	t->nkept = 0;
+	return dsfs_tracker_adopt(t, e, false);
+}
+
+/* Lost: the loader at the start of an epoch drawn another way?  Then
+ * follow it so (NEXT_EPOCH or DETECTED), else MISS. */
+int dsfs_tracker_ways_find(struct dsfs_tracker *t)
+{
+	uint32_t i;
+
+	ways_build(t);
+	for (i = 0; i < t->nways; i++)
+		if (dsfs_tracker_at_start(t, &t->ways[i], NULL))
+			return adopt_way(t, i);
+	return DSFS_TRACK_MISS;
+}
+
+/*
+ * Where the loader left the current epoch: the last place past its head
+ * (where the loader was found: the opens before left holes) with the
+ * LEFT_RUN positions before it seen and those from it on not, all but an
+ * eighth.  Past the place the loader left, only the next epoch's first
+ * opens are seen, taken for late ones of this epoch (its window), sparse.
+ * count when the epoch was read to its end; the head when no such place
+ * is found.  O(count).
+ */
+#define LEFT_RUN 16
+
+static uint32_t seen_in(const struct dsfs_tracker *t, uint64_t from,
+			uint64_t to)
+{
+	uint32_t seen = 0;
+
+	for (; from < to && from < t->cur.count; from++)
+		seen += bit_get(t->seen, from);
+	return seen;
+}
+
+static uint64_t left_place(const struct dsfs_tracker *t)
+{
+	uint64_t p = t->cur.count;
+
+	if (p < t->head + LEFT_RUN)
+		return t->head;
+	for (; p >= t->head + LEFT_RUN; p--) {
+		if ((p < t->cur.count && bit_get(t->seen, p)) ||
+		    !bit_get(t->seen, p - 1))
+			continue;
+		if (seen_in(t, p - LEFT_RUN, p) >= LEFT_RUN - LEFT_RUN / 8 &&
+		    seen_in(t, p, p + LEFT_RUN) <= LEFT_RUN / 8)
+			return p;
+	}
+	return t->head;
+}
+
+int dsfs_tracker_learn_length(struct dsfs_tracker *t)
+{
+	uint64_t k;
+	int err;
+
+	if (t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM || !t->cfg.subset ||
+	    t->learned || !t->cur.ready)
+		return 0;
+	k = left_place(t);
+	if (k == t->cur.count || k == t->head) {
+		t->left_at = 0;
+		return 0;
+	}
+	if (k != t->left_at) {
+		t->left_at = k;
+		return 0;
+	}
+	/* A RandomSampler(num_samples=k) draws as one permutation an epoch
+	 * (SubsetRandomSampler) of n samples does, and reads its first k:
+	 * the epochs from the next one on end there. */
+	t->left_at = 0;
+	err = t->next.ready ? dsfs_tracker_epoch_cut(t, &t->next, k) : 0;
+	if (err)
+		return err;
+	t->learned = k;
+	t->past = 0;
+	return 0;
+}
+
+static int tail_cmp(const void *a, const void *b)
+{
+	const struct pentry *x = a, *y = b;
+
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* ep's inverse and repeats again, for a new count. */
+static int reindex(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep)
+{
+	free(ep->chain);
+	ep->chain = NULL;
+	ep->ndups = 0;
+	ep->ready = false;
+	return dsfs_tracker_epoch_index(t, ep);
+}
+
+int dsfs_tracker_epoch_cut(struct dsfs_tracker *t,
+			   struct dsfs_tracker_epoch *ep, uint64_t k)
+{
+	uint64_t nt = ep->count - k, i;
+
+	if (k >= ep->count)
+		return 0;
+	if (nt > t->window)
+		nt = t->window;
+	ep->tail = malloc(nt * sizeof(*ep->tail));
+	if (!ep->tail) {
+		free(ep->order);
+		ep->order = NULL;
+		ep->ready = false;
+		return -ENOMEM;
+	}
+	for (i = 0; i < nt; i++)
+		ep->tail[i] = (struct pentry){ ep->order[k + i], (uint32_t)i };
+	qsort(ep->tail, nt, sizeof(*ep->tail), tail_cmp);
+	ep->ntail = (uint32_t)nt;
+	ep->whole = ep->count;
+	ep->count = k;
+	return reindex(t, ep);
+}
+
+/* The current epoch whole again, its progress kept.  O(n). */
+static int uncut(struct dsfs_tracker *t)
+{
+	struct dsfs_tracker_epoch *ep = &t->cur;
+	uint64_t k = ep->count, p;
+	int err;
+
+	if (!ep->whole)
+		return 0;
+	err = dsfs_tracker_bitmap_reserve(t, ep->whole);
+	if (err)
+		return err;
+	for (p = k; p < ep->whole && p % 64; p++)
+		t->seen[p / 64] &= ~(1ULL << (p % 64));
+	if (p < ep->whole)
+		memset(t->seen + p / 64, 0,
+		       ((ep->whole + 63) / 64 - p / 64) * sizeof(*t->seen));
+	free(ep->tail);
+	ep->tail = NULL;
+	ep->ntail = 0;
+	ep->count = ep->whole;
+	ep->whole = 0;
+	return reindex(t, ep);
+}
+
+void dsfs_tracker_unlearn(struct dsfs_tracker *t)
+{
+	if (!t->learned)
+		return;
+	t->learned = 0;
+	t->past = t->left_at = 0;
+	t->next.ready = false;
+	if (t->cur.ready && uncut(t)) {
+		free(t->cur.order);	/* out of memory: no epoch followed */
+		t->cur.order = NULL;
+		t->cur.ready = false;
+	}
+}
+
+bool dsfs_tracker_past_end(struct dsfs_tracker *t, uint64_t idx, uint32_t p)
+{
+	struct pentry key = { (uint32_t)idx, 0 }, *e;
+	uint32_t q;
+
+	e = t->cur.ntail ? bsearch(&key, t->cur.tail, t->cur.ntail,
+				   sizeof(key), tail_cmp) : NULL;
+	/* Past the cut by e->pos, or at the next epoch's position p: the
+	 * loader is at the start of one, the nearer. */
+	if (!e || (p != NO_POS && p <= e->pos)) {
+		t->past = 0;
+		return false;	/* a vote for the next epoch, or a miss */
+	}
+	t->nvotes = 0;
+	if (++t->past < 2)
+		return true;
+	/* The loader reads on past the length learned (a loop no longer
+	 * left early): the epoch is whole again, and this open in it. */
+	dsfs_tracker_unlearn(t);
+	if (t->cur.ready && (q = dsfs_tracker_unseen_pos(t, idx)) != NO_POS)
+		dsfs_tracker_mark_seen(t, q);
+	return true;
+}
+
+struct dsfs_tracker_way dsfs_tracker_way(const struct dsfs_tracker *t)
+{
+	return (struct dsfs_tracker_way){
+		.persistent_workers = t->cfg.persistent_workers,
+		.sampler_generator = t->cfg.sampler_generator,
+		.one_perm = t->cfg.subset,
+		.num_samples = t->learned,
+	};
+}
