@@ -135,6 +135,8 @@ int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
 	cfg.direct_io = &fs->direct_io;
 	cfg.lead_bytes = dsfs_lead_bytes(fs);
 	cfg.depth = fs->opts.io_depth;
+	cfg.names_changed = &fs->names_changed;
+	cfg.names_listed = __atomic_load_n(&fs->names_listed, __ATOMIC_RELAXED);
 	if (fs->push) {
 		cfg.filled = push_filled;
 		cfg.filled_arg = fs->push;
@@ -249,6 +251,10 @@ static int start_plan(struct dsfs_fs *fs, const struct dsfs_plan_cfg *p,
 
 	*listed = NULL;
 	if (!layout) {
+		__atomic_store_n(&fs->names_listed,
+				 __atomic_load_n(&fs->names_changed,
+						 __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
 		err = dsfs_plan_layout(p, fs->root_fd, true, listed, why,
 				       whylen);
 		if (err) /* the command named what is missing or wrong */

@@ -91,6 +91,9 @@ struct dsfs_fs {
 	/* Odd while fresh.c drops a changed file's cached data and kernel
 	 * pages; bumped before and after.  Read by push.c. */
 	uint64_t fresh_gen;
+	/* Names created, removed or renamed in SOURCE that fresh.c saw
+	 * (relaxed atomic), and their count when the layout was listed. */
+	uint64_t names_changed, names_listed;
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
 	uint64_t opens;			/* relaxed atomic: -o direct_io's
 					   opens so far, their handles */

@@ -265,6 +265,7 @@ static void handle_record(struct dsfs_fresh *f, uint64_t mask,
 		if (nlen == len - (size_t)(name - rec))
 			return; /* no terminating NUL */
 		drop_name(f, &h.fh, name);
+		__atomic_add_fetch(&f->fs->names_changed, 1, __ATOMIC_RELAXED);
 		if ((mask & (FAN_MOVED_TO | FAN_DELETE)) && nlen <= NAME_MAX) {
 			memcpy(&ids->dir, &h, sizeof(h.fh) + hlen);
 			memcpy(ids->name, name, nlen + 1);

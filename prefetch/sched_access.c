@@ -201,6 +201,26 @@ static void log_way(struct dsfs_sched *s, const struct dsfs_tracker *t)
 }
 
 /*
+ * For a lost plan's warning: names created, removed or renamed in SOURCE
+ * since the data set's files were listed (fs/fresh.c counts them), which
+ * may be the data set's: its files and their order are listed once.
+ */
+static void names_changed(const struct dsfs_sched *s, char *buf, size_t size)
+{
+	uint64_t n = s->cfg.names_changed ?
+			     __atomic_load_n(s->cfg.names_changed,
+					     __ATOMIC_RELAXED) -
+				     s->cfg.names_listed :
+			     0;
+
+	buf[0] = '\0';
+	if (n)
+		snprintf(buf, size,
+			 "; %llu names were created, removed or renamed in SOURCE since the data set's files were listed: if some are the data set's, its files and their order are not the plan's, which lists them once a mount (remount)",
+			 (unsigned long long)n);
+}
+
+/*
  * One log line when a rank's tracker changed mode or epoch over an access
  * (was -> now): the epoch detected, the next epoch begun, the prediction
  * lost or found again.  Rate-limited (a loader that keeps contradicting
@@ -218,7 +238,7 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 				   ", or persistent_workers, sampler_generator, num_samples, replacement or subset not given as the loader has them" :
 				   "";
 	unsigned long long e = now->epoch;
-	char who[32] = "";
+	char who[32] = "", changed[256] = "";
 	uint64_t missed;
 
 	if (!dsfs_ratelimit(&s->log_rl, &missed))
@@ -235,17 +255,19 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 	if (missed)
 		dsfs_info("plan: %llu changes not logged",
 			  (unsigned long long)missed);
+	if (now->detected == DSFS_TRACKER_LOST)
+		names_changed(s, changed, sizeof(changed));
 	if (now->detected == DSFS_TRACKER_LOST &&
 	    was->detected == DSFS_TRACKER_DETECTING)
 		dsfs_warn(
-			"plan: %sprediction lost: no epoch of the %u tried matches the first %llu opens (wrong seed, sampler or layout, a later epoch: give epoch=N, or another program reading the data set); prefetch by the plan waits for opens that match",
+			"plan: %sprediction lost: no epoch of the %u tried matches the first %llu opens (wrong seed, sampler or layout, a later epoch: give epoch=N, or another program reading the data set)%s; prefetch by the plan waits for opens that match",
 			who, DSFS_TRACKER_DETECT_EPOCHS,
-			(unsigned long long)now->accesses);
+			(unsigned long long)now->accesses, changed);
 	else if (now->detected == DSFS_TRACKER_LOST)
 		dsfs_warn(
-			"plan: %sprediction lost in epoch %llu: %llu of %llu opens mispredicted (a new job, another reader, a wrong seed or sampler%s?); prefetch by the plan stops until an epoch's start matches",
+			"plan: %sprediction lost in epoch %llu: %llu of %llu opens mispredicted (a new job, another reader, a wrong seed or sampler%s?)%s; prefetch by the plan stops until an epoch's start matches",
 			who, e, (unsigned long long)now->mispredictions,
-			(unsigned long long)now->accesses, also);
+			(unsigned long long)now->accesses, also, changed);
 	else if (was->detected == DSFS_TRACKER_DETECTING)
 		dsfs_info("plan: %sepoch %llu detected after %llu opens", who,
 			  e, (unsigned long long)now->accesses);

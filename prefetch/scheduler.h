@@ -59,6 +59,11 @@ struct dsfs_sched_cfg {
 	bool *direct_io;	/* shared relaxed flag: O_DIRECT still works */
 	uint64_t lead_bytes;	/* fetch at most this far ahead */
 	unsigned depth;		/* prefetch reads in flight at most */
+	/* NULL, or a count of names created, removed or renamed in SOURCE
+	 * (relaxed atomic), and its value when the layout was listed: a
+	 * lost plan says when the data set may have changed since. */
+	const uint64_t *names_changed;
+	uint64_t names_listed;
 	/*
 	 * A planned chunk of `size`-byte file k was read whole (len bytes):
 	 * called on the I/O engine's thread, after the entry is READY; must

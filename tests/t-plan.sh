@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too, and in a data set of 20 files; a list naming each file twice (oversampling) is followed, and not searched with seed=discover; with epoch=auto, epoch 0 is fetched from the mount until the loader shows its epoch (and plan.last_open_seconds says how long ago an open was heard: none before the first) (a loader resumed at epoch 2 is followed there); a wrong seed is noticed, logged and stops the prefetch.
+# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too, and in a data set of 20 files; a list naming each file twice (oversampling) is followed, and not searched with seed=discover; with epoch=auto, epoch 0 is fetched from the mount until the loader shows its epoch (and plan.last_open_seconds says how long ago an open was heard: none before the first) (a loader resumed at epoch 2 is followed there); a wrong seed is noticed, logged and stops the prefetch; and a data set grown after the mount makes the lost plan say that names changed since its files were listed.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -213,4 +213,18 @@ read_epoch 0
 again=$(stat_of plan.prefetch_bytes)
 ((again == fetched)) || fail "kept prefetching with a wrong seed: $fetched bytes, then $again"
 log_has "$MNT" "plan: prediction lost" || fail "no line for the lost prediction"
+unmount_dsfs "$MNT"
+
+# Files added to the data set after the mount, which listed its files: a
+# loader lists them all, so its order is not the plan's.  The lost plan's
+# warning says that names changed in SOURCE since the listing.
+say "files added to the data set after the mount: the lost plan says so"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=32M,$PLAN"
+for i in 1 2 3; do
+	"$MKTREE" --file "$SRC/train/added-$i" 3000 "$i"
+done
+read_epoch 0
+log_has "$MNT" "3 names were created, removed or renamed in SOURCE since the data set's files were listed" ||
+	fail "files added to the data set: the lost plan does not say so"
+rm "$SRC"/train/added-*
 unmount_dsfs "$MNT"
