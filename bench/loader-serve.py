@@ -62,9 +62,9 @@ def serve(a, line):
         if warm:
             sys.exit("loader-serve.py: unknown word %r" % " ".join(warm))
         loader.drop_caches()
-    opts = argparse.Namespace(mode="torch-random", seed=a.seed, batch_size=a.batch_size,
-                              workers=2, persistent=False, num_samples=0,
-                              replacement=False, subset_every=0)
+    # tests/loader.py's own parser: every loader option takes its default.
+    opts = loader.parse_args([root, "--mode", "torch-random", "--seed", str(a.seed),
+                              "--batch-size", str(a.batch_size), "--workers", "2"])
     ds = loader.Indexed(ImageFolder(root, loader=loader.read_bytes))
     dl, _ = loader.make_loader(opts, ds)
     for e in range(int(epochs)):

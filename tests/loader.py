@@ -127,7 +127,8 @@ def snapshot(a, where):
             f.write("%s %s\n" % (where, line))
 
 
-def parse_args():
+def parse_args(argv=None):
+    """The options of argv (default: the command line's)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("root")
     ap.add_argument("--mode", required=True,
@@ -154,7 +155,7 @@ def parse_args():
     ap.add_argument("--list")
     ap.add_argument("--source")
     ap.add_argument("--stats", nargs=2, metavar=("MNT", "FILE"))
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.mode in ("torch-random", "unseeded") and a.first != 0:
         die("--mode torch-random: --first must be 0 (epoch E's order needs the "
             "E epochs before it from the same generator)")
