@@ -201,6 +201,29 @@ static void log_way(struct dsfs_sched *s, const struct dsfs_tracker *t)
 }
 
 /*
+ * For a lost plan's warning, what else a loader of the plan's kind gets
+ * wrong: the options of a torch-random loader a user forgets to give
+ * (persistent_workers, sampler_generator, ...); a DistributedSampler's
+ * set_epoch() not called (every epoch reads epoch 0's order); a shuffle
+ * whose generator is made once and draws epoch after epoch (the plan
+ * seeds one every epoch: seed + epoch).
+ */
+static const char *lost_also(enum dsfs_sampler kind)
+{
+	switch (kind) {
+	case DSFS_SAMPLER_TORCH_RANDOM:
+		return ", or persistent_workers, sampler_generator, num_samples, replacement or subset not given as the loader has them";
+	case DSFS_SAMPLER_TORCH_DISTRIBUTED:
+		return ", or the sampler's set_epoch() not called every epoch";
+	case DSFS_SAMPLER_PYTHON_SHUFFLE:
+	case DSFS_SAMPLER_NUMPY_PERMUTATION:
+		return ", or a generator made once and drawn from every epoch, not seeded with seed + epoch each";
+	default:
+		return "";
+	}
+}
+
+/*
  * For a lost plan's warning: names created, removed or renamed in SOURCE
  * since the data set's files were listed (fs/fresh.c counts them), which
  * may be the data set's: its files and their order are listed once.
@@ -231,12 +254,7 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 			      const struct dsfs_tracker_state *now, bool group)
 {
 	bool ddp = s->cfg.plan->sampler.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED;
-	/* A torch-random order past epoch 0 also depends on how the loader
-	 * draws from its generator (dsfs(8) persistent_workers, and
-	 * sampler_generator): the options a user forgets. */
-	const char *also = s->cfg.plan->sampler.kind == DSFS_SAMPLER_TORCH_RANDOM ?
-				   ", or persistent_workers, sampler_generator, num_samples, replacement or subset not given as the loader has them" :
-				   "";
+	const char *also = lost_also(s->cfg.plan->sampler.kind);
 	unsigned long long e = now->epoch;
 	char who[32] = "", changed[256] = "";
 	uint64_t missed;

@@ -5,6 +5,7 @@ Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
            [--batch-size B] [--workers N] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
            [--break-first B] [--persistent] [--num-samples K] [--replacement]
+           [--no-set-epoch]
            [--subset-every K]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
            [--stats MNT FILE]
@@ -33,6 +34,8 @@ Each batch is followed by a sleep of MS milliseconds standing for compute.
 --break-first B: epoch FIRST stops after B batches (a cap on the steps of
 an epoch, or an early stop), and the next epoch starts at once.
 --persistent: the DataLoader keeps its workers (persistent_workers=True).
+--no-set-epoch (distributed): set_epoch() is never called, as a script may
+forget to: every epoch reads epoch 0's order.
 --num-samples K: the sampler is a RandomSampler(num_samples=K), so an epoch
 reads K samples (torch-random: of the seeded generator, also given to the
 DataLoader; unseeded: without a generator).  --replacement (torch-random):
@@ -144,6 +147,7 @@ def parse_args(argv=None):
     ap.add_argument("--sleep-ms", type=float, default=0)
     ap.add_argument("--break-first", type=int, default=0)
     ap.add_argument("--persistent", action="store_true")
+    ap.add_argument("--no-set-epoch", action="store_true")
     ap.add_argument("--num-samples", type=int, default=0)
     ap.add_argument("--replacement", action="store_true")
     ap.add_argument("--subset-every", type=int, default=0)
@@ -286,7 +290,7 @@ def main():
     digests = {}
     listing = [] if a.list else None
     for e in range(a.first, a.last + 1):
-        if sampler is not None:
+        if sampler is not None and not a.no_set_epoch:
             sampler.set_epoch(e)
         if a.barrier:
             barrier(a.barrier, "e%d-ready" % e, a.rank, a.parties)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list; and a RandomSampler(num_samples=) on a mount not told so, whose epochs' length dsfs learns.
+# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list; a RandomSampler(num_samples=) on a mount not told so, whose epochs' length dsfs learns; and a DistributedSampler without set_epoch(), which the lost plan's warning names.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -67,6 +67,18 @@ untold() {
 		fail "$what: plan at epoch $(stat_of plan.epoch)"
 	unmount_dsfs "$MNT"
 }
+
+# A DistributedSampler whose set_epoch() the script forgets: every epoch
+# reads epoch 0's order.  Lost at epoch 1, whose start the plan expects;
+# the warning names the cause.
+say "a DistributedSampler without set_epoch(), 2 epochs"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total / 2 >> 20))M,hugepages=off,sampler=torch-distributed,seed=23,world=1,layout=imagefolder,dataset=train"
+"$PY" "$srcdir/loader.py" --mode distributed --seed 23 --first 0 --last 1 \
+	--no-set-epoch --drop-caches --sleep-ms 5 --source "$SRC/train" \
+	"$MNT/train" || fail "the loader failed"
+log_has "$MNT" "set_epoch() not called every epoch" ||
+	fail "a DistributedSampler without set_epoch(): the warning does not say so"
+unmount_dsfs "$MNT"
 
 # persistent_workers=True: epoch 1 differs from the plan's.  Lost there,
 # dsfs finds the loader drawn that way (at the start of epoch 1 or 2: 800
