@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-stats-tool: dsfs-stats against live mounts: the table, --json, --prometheus (strictly parsed, values as --json), --watch 1 into a pipe until SIGINT, the listing of every mount, and one clear line for each error.
+# t-stats-tool: dsfs-stats against live mounts: the table, --json, --prometheus (strictly parsed, values as --json), --watch 1 into a pipe until SIGINT, the listing of every mount (no hit ratio for one that read nothing), and one clear line for each error.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -215,6 +215,9 @@ at_exit 'umount -l "$NMNT" 2>/dev/null'
 grep -qF "$WORK/n\\012mnt " "$WORK/list" ||
 	fail "the mount point with a newline: $(cat "$WORK/list")"
 ! grep -q "^mnt " "$WORK/list" || fail "the name broke the line: $(cat "$WORK/list")"
+# It has read nothing: no hit ratio ("-", as --watch shows it), not 0.0%.
+line=$(grep -F "$WORK/n\\012mnt " "$WORK/list")
+[[ $line =~ \ -\ +0\ +0\  ]] || fail "a mount that read nothing: $line"
 umount "$NMNT" || fail "umount $NMNT"
 
 # expect_error WHAT TEXT CMD...: CMD fails, prints nothing on stdout and

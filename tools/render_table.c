@@ -223,15 +223,20 @@ static void plan_cell(const struct dsfs_snap *s, char *buf, size_t size)
 static void summary_line(const struct dsfs_snap *s, const char *mnt, int w)
 {
 	double rb = dsfs_snap_num(s, "read_bytes");
-	char read[32], used[32], cap[32], cache[80], plan[256];
+	char read[32], used[32], cap[32], cache[80], plan[256], hit[16];
 
 	dsfs_human(rb, read, sizeof(read));
+	/* No bytes read: no ratio, as --watch shows it. */
+	if (rb > 0)
+		snprintf(hit, sizeof(hit), "%.1f%%",
+			 100.0 * dsfs_snap_num(s, "hit_bytes") / rb);
+	else
+		snprintf(hit, sizeof(hit), "-");
 	dsfs_human(dsfs_snap_num(s, "cache.used_bytes"), used, sizeof(used));
 	dsfs_human(dsfs_snap_num(s, "cache.capacity_bytes"), cap, sizeof(cap));
 	snprintf(cache, sizeof(cache), "%s/%s", used, cap);
 	plan_cell(s, plan, sizeof(plan));
-	printf("%-*s  %10s  %6.1f%%  %8.0f  %8.0f  %-21s  %s\n", w, mnt, read,
-	       rb > 0 ? 100.0 * dsfs_snap_num(s, "hit_bytes") / rb : 0.0,
+	printf("%-*s  %10s  %7s  %8.0f  %8.0f  %-21s  %s\n", w, mnt, read, hit,
 	       dsfs_snap_num(s, "stalls"), dsfs_snap_num(s, "errors"), cache,
 	       plan);
 }
