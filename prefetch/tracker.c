@@ -31,13 +31,18 @@ void dsfs_tracker_canon_apply(const struct dsfs_tracker *t, uint32_t *order,
 }
 
 /* Fill ep's inverse and repeats from ep->order (ep->count positions, set
- * by the caller) and make it ready; on failure ep->order is freed.  O(n).
- * Repeats chain each position to the index's next one, built backwards
- * with inv as each index's latest head. */
+ * by the caller), dropping those of its order before, and make it ready;
+ * on failure ep->order is freed.  O(n).  Repeats chain each position to
+ * the index's next one, built backwards with inv as each index's latest
+ * head. */
 static int epoch_index(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep)
 {
 	uint64_t p;
 
+	free(ep->chain);
+	ep->chain = NULL;
+	ep->ndups = 0;
+	ep->ready = false;
 	memset(ep->inv, 0xff, t->n * sizeof(*ep->inv));
 	for (p = 0; p < ep->count; p++) {
 		if (ep->inv[ep->order[p]] == NO_POS)
@@ -70,14 +75,11 @@ int dsfs_tracker_epoch_build_as(struct dsfs_tracker *t,
 	int err;
 
 	free(ep->order);
-	free(ep->chain);
 	free(ep->tail);
 	ep->order = NULL;
-	ep->chain = NULL;
 	ep->tail = NULL;
 	ep->ntail = 0;
 	ep->whole = 0;
-	ep->ndups = 0;
 	ep->ready = false;
 	ep->epoch = e;
 	err = dsfs_sampler_order(cfg, t->n, e, rank, &ep->order, &ep->count);

@@ -37,7 +37,7 @@ static uint64_t recover_limit(const struct dsfs_tracker *t)
 	return base + w;
 }
 
-static int pentry_cmp(const void *a, const void *b)
+int dsfs_tracker_pentry_cmp(const void *a, const void *b)
 {
 	const struct pentry *x = a, *y = b;
 
@@ -77,7 +77,7 @@ static int prefix_from(const struct dsfs_tracker *t, const uint32_t *order,
 			continue;
 		out->e[len++] = (struct pentry){ order[g], (uint32_t)pos };
 	}
-	qsort(out->e, len, sizeof(*out->e), pentry_cmp);
+	qsort(out->e, len, sizeof(*out->e), dsfs_tracker_pentry_cmp);
 	out->len = len;
 	out->epoch = e;
 	out->count = count / stride;
@@ -161,7 +161,7 @@ static bool at_start(const struct prefix *p,
 
 	if (ep)
 		return ep->inv[idx] != NO_POS && ep->inv[idx] < limit;
-	return bsearch(&key, p->e, p->len, sizeof(key), pentry_cmp) != NULL;
+	return bsearch(&key, p->e, p->len, sizeof(key), dsfs_tracker_pentry_cmp) != NULL;
 }
 
 /* Whether n accesses sit at the start, all but `spare` of them. */

@@ -146,8 +146,8 @@ int dsfs_tracker_epoch_build_as(struct dsfs_tracker *t,
  * O(n). */
 int dsfs_tracker_epoch_build(struct dsfs_tracker *t,
 			     struct dsfs_tracker_epoch *ep, uint64_t e);
-/* ep's inverse and repeats, from its order and count.  0 or -ENOMEM
- * (then ep->order is freed).  O(n). */
+/* ep's inverse and repeats, from its order and count, replacing those
+ * it had.  0 or -ENOMEM (then ep->order is freed).  O(n). */
 int dsfs_tracker_epoch_index(struct dsfs_tracker *t,
 			     struct dsfs_tracker_epoch *ep);
 /* Forget the current epoch's progress. */
@@ -165,6 +165,8 @@ int dsfs_tracker_switch_epoch(struct dsfs_tracker *t);
 void dsfs_tracker_unlose(struct dsfs_tracker *t);
 
 /* tracker_find.c */
+/* qsort/bsearch order of struct pentry: by idx. */
+int dsfs_tracker_pentry_cmp(const void *a, const void *b);
 void dsfs_tracker_prefix_free(struct prefix *p);
 /* Keep an epoch's start among those a new job may start at. */
 void dsfs_tracker_keep_start(struct dsfs_tracker *t, const uint32_t *order,

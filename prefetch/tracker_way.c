@@ -198,23 +198,6 @@ int dsfs_tracker_learn_length(struct dsfs_tracker *t)
 	return 0;
 }
 
-static int tail_cmp(const void *a, const void *b)
-{
-	const struct pentry *x = a, *y = b;
-
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* ep's inverse and repeats again, for a new count. */
-static int reindex(struct dsfs_tracker *t, struct dsfs_tracker_epoch *ep)
-{
-	free(ep->chain);
-	ep->chain = NULL;
-	ep->ndups = 0;
-	ep->ready = false;
-	return dsfs_tracker_epoch_index(t, ep);
-}
-
 int dsfs_tracker_epoch_cut(struct dsfs_tracker *t,
 			   struct dsfs_tracker_epoch *ep, uint64_t k)
 {
@@ -233,11 +216,11 @@ int dsfs_tracker_epoch_cut(struct dsfs_tracker *t,
 	}
 	for (i = 0; i < nt; i++)
 		ep->tail[i] = (struct pentry){ ep->order[k + i], (uint32_t)i };
-	qsort(ep->tail, nt, sizeof(*ep->tail), tail_cmp);
+	qsort(ep->tail, nt, sizeof(*ep->tail), dsfs_tracker_pentry_cmp);
 	ep->ntail = (uint32_t)nt;
 	ep->whole = ep->count;
 	ep->count = k;
-	return reindex(t, ep);
+	return dsfs_tracker_epoch_index(t, ep);
 }
 
 /* The current epoch whole again, its progress kept.  O(n). */
@@ -262,7 +245,7 @@ static int uncut(struct dsfs_tracker *t)
 	ep->ntail = 0;
 	ep->count = ep->whole;
 	ep->whole = 0;
-	return reindex(t, ep);
+	return dsfs_tracker_epoch_index(t, ep);
 }
 
 void dsfs_tracker_unlearn(struct dsfs_tracker *t)
@@ -285,7 +268,7 @@ bool dsfs_tracker_past_end(struct dsfs_tracker *t, uint64_t idx, uint32_t p)
 	uint32_t q;
 
 	e = t->cur.ntail ? bsearch(&key, t->cur.tail, t->cur.ntail,
-				   sizeof(key), tail_cmp) : NULL;
+				   sizeof(key), dsfs_tracker_pentry_cmp) : NULL;
 	/* Past the cut by e->pos, or at the next epoch's position p: the
 	 * loader is at the start of one, the nearer. */
 	if (!e || (p != NO_POS && p <= e->pos)) {
