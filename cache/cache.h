@@ -83,6 +83,10 @@ enum dsfs_cache_got {
 #define DSFS_CACHE_USE 8u	/* the caller hands the bytes on (a read, a
 				   push): an entry filled ahead of any use
 				   (a prefetch) counts as used from then on */
+#define DSFS_CACHE_STAY 16u	/* dsfs_cache_get_at: a found entry keeps its
+				   next use (a read that leaves part of the
+				   chunk to a later one); a new one takes
+				   `when` */
 
 /* NULL on allocation failure. */
 struct dsfs_cache *dsfs_cache_new(const struct dsfs_cache_cfg *cfg);

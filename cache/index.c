@@ -314,7 +314,8 @@ int dsfs_cache_get_at(struct dsfs_cache *c, const struct dsfs_cache_key *k,
 	est = dsfs_sketch_add(&c->sketch, h);
 	do {
 		r = lookup(c, s, k, h, flags, out);
-		if (r == DSFS_CACHE_HIT && when != DSFS_CACHE_KEEP)
+		if (r == DSFS_CACHE_HIT && when != DSFS_CACHE_KEEP &&
+		    !(flags & DSFS_CACHE_STAY))
 			renew(c, *out, when);
 		if (r != GET_ABSENT)
 			continue;

@@ -173,7 +173,8 @@ static void prefetch_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
 
 	if (!len)
 		return;
-	got = dsfs_cache_get_at(fs->cache, &k, len, DSFS_CACHE_NOWAIT,
+	got = dsfs_cache_get_at(fs->cache, &k, len,
+				DSFS_CACHE_NOWAIT | DSFS_CACHE_STAY,
 				plan_when(in), &e);
 	if (got == DSFS_CACHE_FILL)
 		submit_fill(fs, in, e, chunk, true);
@@ -299,15 +300,20 @@ struct piece {
 
 /*
  * Pin the chunk's READY entry into p->e, fetching it if absent and waiting
- * if another reader fetches it.  *waited: this read waited for backing I/O;
- * *missed: it found the chunk absent.  0, -ENOSPC (not admitted), or -errno.
+ * if another reader fetches it.  The entry takes the file's next planned
+ * use, unless the read leaves part of the chunk to a later one (`stay`,
+ * DSFS_CACHE_STAY): until that one, its use is this one's (a loader
+ * reading 1 MiB at a time would otherwise find the chunk's second half
+ * evicted as the entry needed last).  *waited: this read waited for
+ * backing I/O; *missed: it found the chunk absent.  0, -ENOSPC (not
+ * admitted), or -errno.
  */
 static int get_ready(struct dsfs_fs *fs, const struct dsfs_inode *in,
-		     uint64_t size, uint64_t chunk, struct piece *p,
-		     bool *waited, bool *missed)
+		     uint64_t size, uint64_t chunk, unsigned stay,
+		     struct piece *p, bool *waited, bool *missed)
 {
 	struct dsfs_cache_key k = { in->dev, in->ino, chunk, in->gen };
-	unsigned flags = DSFS_CACHE_NOWAIT | DSFS_CACHE_USE;
+	unsigned flags = DSFS_CACHE_NOWAIT | DSFS_CACHE_USE | stay;
 	int tries, got, err;
 
 	for (tries = 0; tries < 8; tries++) {
@@ -317,7 +323,7 @@ static int get_ready(struct dsfs_fs *fs, const struct dsfs_inode *in,
 			return 0;
 		if (got == DSFS_CACHE_BUSY) { /* another reader's fetch */
 			*waited = true;
-			flags = DSFS_CACHE_USE;
+			flags = DSFS_CACHE_USE | stay;
 			continue;
 		}
 		if (got != DSFS_CACHE_FILL) {
@@ -350,7 +356,9 @@ static int serve_chunk(struct dsfs_fs *fs, const struct dsfs_inode *in,
 {
 	uint64_t chunk = off >> DSFS_CHUNK_SHIFT;
 	uint32_t in_chunk = (uint32_t)(off & (DSFS_CHUNK_SIZE - 1));
-	int err = get_ready(fs, in, size, chunk, p, waited, missed);
+	bool rest = (uint64_t)in_chunk + want < chunk_len(size, chunk);
+	int err = get_ready(fs, in, size, chunk, rest ? DSFS_CACHE_STAY : 0,
+			    p, waited, missed);
 
 	if (err == -ENOSPC) {
 		ssize_t n = read_around(fs, in, off, want, &p->tmp, &p->data);

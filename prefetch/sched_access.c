@@ -149,6 +149,13 @@ void dsfs_sched_publish_now_locked(struct dsfs_sched *s)
 			now = t;
 	}
 	dsfs_cache_set_now(s->cfg.cache, now);
+	/* The leads fetched while nothing was planned (from the mount, or
+	 * while lost) went into the cache as unplanned entries, which CLOCK
+	 * evicts first, read or not: walk them again, so that each takes its
+	 * next use. */
+	if (now != DSFS_CACHE_NEVER && !s->planned)
+		dsfs_sched_rewalk_locked(s);
+	s->planned = now != DSFS_CACHE_NEVER;
 }
 
 /*
@@ -299,16 +306,35 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 		log_way(s, r->t);
 }
 
+#define WAKE_ITEMS BATCH
+
+/* Whether r's loader moved on WAKE_ITEMS samples, or an eighth of its
+ * lead share in bytes, since the cache refused r's next sample: what it
+ * read since may now give way.  O(WAKE_ITEMS).  Called with s->lock
+ * held. */
+static bool moved_on_locked(struct dsfs_sched *s, const struct srank *r,
+			    uint64_t share)
+{
+	uint64_t p, bytes = 0, idx;
+
+	if (r->epoch != r->blocked_epoch ||
+	    r->lead_from >= r->blocked_low + WAKE_ITEMS)
+		return true;
+	for (p = r->blocked_low; p < r->lead_from; p++)
+		if (!dsfs_tracker_at(plan_of(r), p, &idx))
+			bytes += dsfs_layout_size(s->cfg.layout, idx);
+	return bytes >= share / 8;
+}
+
 /*
  * After an access: unblock each rank refused by the cache whose loader has
- * moved WAKE_ITEMS samples on since (their entries may now give way), and
+ * moved on since (moved_on_locked), and
  * say whether the idle thread now has a batch of work: such a rank, or one
  * with fewer than WAKE_ITEMS samples fetched ahead or an eighth of its lead
  * share free.  Never while the thread waits for reads in flight to
  * complete: their completions wake it.  A wake-up per sample cost more CPU
  * than the fetch itself.  Called with s->lock held.
  */
-#define WAKE_ITEMS BATCH
 static bool wake_worth_locked(struct dsfs_sched *s)
 {
 	uint64_t share = s->cfg.lead_bytes / s->nranks;
@@ -320,8 +346,7 @@ static bool wake_worth_locked(struct dsfs_sched *s)
 		r = &s->ranks[i];
 		if (!dsfs_sched_rank_update_locked(s, r))
 			continue;
-		if (r->blocked && r->epoch == r->blocked_epoch &&
-		    r->lead_from < r->blocked_low + WAKE_ITEMS)
+		if (r->blocked && !moved_on_locked(s, r, share))
 			continue;
 		worth |= r->blocked || r->fetched - r->lead_from < WAKE_ITEMS ||
 			 r->lead_bytes + share / 8 <= share;

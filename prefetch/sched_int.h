@@ -41,6 +41,11 @@ struct srank {
 	/* The counts of the trackers this rank had before its current one
 	 * (a loader found anew, a seed found): the stats' counters only grow. */
 	uint64_t past_misses, past_accesses;
+	/* Every `every`-th position of its order is a sentinel, whose reads
+	 * reach the daemon (never pushed): set at each epoch (stride_locked),
+	 * so that the loader's place is known to within a quarter of the
+	 * lead.  1: every read shows (no push, or samples too large). */
+	uint32_t every;
 	bool blocked;		/* the cache refused its next sample: every
 				   cached one is needed sooner; wait for
 				   the loaders to move */
@@ -82,6 +87,12 @@ struct dsfs_sched {
 					   was last said to draw (log_way);
 					   under lock */
 	bool discovered;
+	bool planned;			/* the time now last published is not
+					   NEVER; under lock */
+	/* Bytes and count of the samples fetched (and of the layout's,
+	 * sampled at the start): their mean sets each rank's `every`.  Under
+	 * lock. */
+	uint64_t size_sum, sizes;
 	/* The processes whose opens reach the plan: another program's are
 	 * left out while a loader follows (readers.h).  Under lock. */
 	struct dsfs_readers readers;
@@ -162,6 +173,9 @@ void dsfs_sched_batch_flush(struct dsfs_sched *s, struct batch *b);
 struct srank *dsfs_sched_route_locked(struct dsfs_sched *s, uint64_t idx);
 /* Tell the cache the plan time now: the slowest rank's place. */
 void dsfs_sched_publish_now_locked(struct dsfs_sched *s);
+/* Fetch each rank's lead again from its start: cached samples are found
+ * (and handed on, or given their next use), the others fetched. */
+void dsfs_sched_rewalk_locked(struct dsfs_sched *s);
 /* The sample a path below SOURCE opens: 0 and *idx, or -ENOENT; *linked:
  * known only as a symlink's target. */
 int dsfs_sched_sample_of(const struct dsfs_sched *s, const char *path,

@@ -74,6 +74,55 @@ static void lead_move_locked(struct dsfs_sched *s, struct srank *r,
 	r->lead_from = low;
 }
 
+/*
+ * The sentinel stride of a rank's epoch: the prefetch's lead starts at the
+ * first sentinel the loader has not read (dsfs_tracker_low_every), so up
+ * to every - 1 samples the loader is still to read lie before the lead and
+ * are held in the cache beside it.  Kept to a quarter of the rank's share
+ * of the lead: 8 (DSFS_SCHED_SENTINEL) for files of up to 1/32 of it, 1
+ * (nothing pushed, every read seen) for shards of an eighth.  1 without
+ * push.  Called with s->lock held.
+ */
+static uint32_t stride_locked(const struct dsfs_sched *s)
+{
+	uint64_t share = s->cfg.lead_bytes / s->nranks, mean, every;
+
+	if (!s->cfg.filled)
+		return 1;
+	if (!s->sizes)
+		return DSFS_SCHED_SENTINEL;
+	mean = s->size_sum / s->sizes;
+	every = share / 4 / (mean ? mean : 1);
+	return every >= DSFS_SCHED_SENTINEL ? DSFS_SCHED_SENTINEL :
+	       every ? (uint32_t)every : 1;
+}
+
+/* Count a sample's size in the mean that sets the stride: a mean of the
+ * last million or so. */
+static void size_seen_locked(struct dsfs_sched *s, uint64_t size)
+{
+	if (s->sizes >= 1u << 20) {
+		s->size_sum /= 2;
+		s->sizes /= 2;
+	}
+	s->size_sum += size;
+	s->sizes++;
+}
+
+/* Whether guess t placed every open it was given, GUESS_FOLLOWED of them
+ * at least.  A wrong guess may place a few by chance (its window is a
+ * quarter of the epoch, 16 samples at least), but its lead moves only as
+ * far as its low-water mark, which opens scattered over the window hardly
+ * move, and only until the detection ends it. */
+#define GUESS_FOLLOWED 4
+static bool guess_followed(const struct dsfs_tracker *t)
+{
+	struct dsfs_tracker_state g;
+
+	dsfs_tracker_state(t, &g);
+	return g.accesses >= GUESS_FOLLOWED && g.mispredictions == 0;
+}
+
 /* Bring r's lead window up to date with its tracker.  false when r is not
  * following a plan.  Called with s->lock held. */
 bool dsfs_sched_rank_update_locked(struct dsfs_sched *s, struct srank *r)
@@ -98,20 +147,23 @@ bool dsfs_sched_rank_update_locked(struct dsfs_sched *s, struct srank *r)
 		/* a new epoch: the kernel may keep it */
 		__atomic_store_n(&s->repush, false, __ATOMIC_RELAXED);
 		r->starts = st.starts;
+		r->every = stride_locked(s);
 		recount = true;
 	}
 	/* The next epoch's order gives the samples read now their next use
 	 * (dsfs_tracker_next_use): compute it as soon as this epoch is
 	 * followed, the first one included.  O(1) once made. */
 	dsfs_tracker_prepare_next(t);
-	/* A guess's lead stays where it began: until the epoch is known, the
-	 * prefetch fetches at most one lead, which a wrong guess wastes.  The
-	 * lead starts where the loader is: with push, only the sentinels'
-	 * opens are seen, and the low-water mark stands behind the furthest
-	 * open by twice their lag, over samples long read. */
-	if (!r->guess)
+	/* A guess's lead stays where it began until the guess placed
+	 * GUESS_FOLLOWED opens and missed none: until then the prefetch
+	 * fetches at most one lead, which a wrong guess wastes; then it moves
+	 * with the loader, as detection may take half an epoch of a few
+	 * shards.  The lead starts where the loader is: with push, only the
+	 * sentinels' opens are seen, and the low-water mark stands behind the
+	 * furthest open by twice their lag, over samples long read. */
+	if (!r->guess || guess_followed(r->guess))
 		lead_move_locked(s, r,
-				 dsfs_tracker_low_every(t, DSFS_SCHED_SENTINEL),
+				 dsfs_tracker_low_every(t, r->every),
 				 recount);
 	return true;
 }
@@ -145,7 +197,7 @@ uint64_t dsfs_sched_next_use_locked(struct dsfs_sched *s, uint64_t idx)
  */
 static bool pushable_locked(struct dsfs_sched *s, const struct pick *pk)
 {
-	return pk->pos % DSFS_SCHED_SENTINEL != 0 &&
+	return pk->pos % pk->r->every != 0 &&
 	       dsfs_sched_next_use_locked(s, pk->idx) >= pk->when;
 }
 
@@ -191,6 +243,7 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 		pk->r = NULL;
 		return false;
 	}
+	size_seen_locked(s, pk->size);
 	pk->r->lead_bytes += pk->size;
 	pk->r->fetched++;
 	return true;
@@ -233,6 +286,7 @@ static void follow_from_locked(struct dsfs_sched *s, struct srank *r)
 	 * before it was read, or is being read, around the cache). */
 	r->fetched = st.frontier;
 	r->lead_from = st.low;
+	r->every = stride_locked(s);
 	r->blocked = false;
 	lead_move_locked(s, r, st.low, true);
 }
@@ -293,6 +347,34 @@ static void seek_poll_locked(struct dsfs_sched *s)
 	dsfs_sched_publish_now_locked(s);
 }
 
+/*
+ * The sizes of SIZES_SAMPLED of the layout's samples, spread over it, for
+ * the first epoch's stride: the layout is listed without them, and the
+ * first samples fetched may be a few large files among small ones.
+ * Called by the scheduler thread as it starts, without s->lock.
+ */
+#define SIZES_SAMPLED 64
+static void sizes_sample(struct dsfs_sched *s, struct opened *o)
+{
+	uint64_t n = dsfs_layout_count(s->cfg.layout), i, size[SIZES_SAMPLED];
+	uint64_t step = n > SIZES_SAMPLED ? n / SIZES_SAMPLED : 1;
+	uint32_t k = 0, j;
+
+	for (i = 0; i < n && k < SIZES_SAMPLED; i += step) {
+		if (dsfs_layout_pending(s->cfg.layout, i)) {
+			dsfs_sched_settle_sample(s, i, o);
+			dsfs_sched_opened_close(o);
+		}
+		size[k++] = dsfs_layout_size(s->cfg.layout, i);
+	}
+	pthread_mutex_lock(&s->lock);
+	for (j = 0; j < k; j++)
+		size_seen_locked(s, size[j]);
+	for (j = 0; j < s->nranks; j++)
+		s->ranks[j].every = stride_locked(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void *sched_thread(void *arg)
 {
 	struct dsfs_sched *s = arg;
@@ -302,6 +384,7 @@ static void *sched_thread(void *arg)
 	uint64_t settle;
 	int err;
 
+	sizes_sample(s, &o);
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
 		if (s->seek && !s->discovered)
@@ -385,6 +468,7 @@ int dsfs_sched_rank_tracker(struct dsfs_sched *s, struct srank *r, bool detect,
 	r->guess = NULL;
 	r->fetched = r->lead_from = r->lead_bytes = 0;
 	r->blocked = false;
+	r->every = stride_locked(s);
 	err = dsfs_tracker_new(&s->sampler, n, r->rank, detect, epoch,
 			       dsfs_tracker_window_for(per_rank(p, n)), &r->t);
 	if (!err && detect)
@@ -412,8 +496,10 @@ static int ranks_init(struct dsfs_sched *s)
 	s->ranks = calloc(s->nranks, sizeof(*s->ranks));
 	if (!s->ranks)
 		return -ENOMEM;
-	for (i = 0; i < s->nranks; i++)
+	for (i = 0; i < s->nranks; i++) {
 		s->ranks[i].rank = p->rank_first + i;
+		s->ranks[i].every = stride_locked(s);
+	}
 	if (p->discover)
 		return 0; /* trackers come from the searches (seek_poll_locked) */
 	for (i = 0; i < (p->epoch_auto ? 1 : s->nranks); i++) {
@@ -577,9 +663,18 @@ void dsfs_sched_stop(struct dsfs_sched *s)
 	free(s);
 }
 
-void dsfs_sched_repush(struct dsfs_sched *s)
+void dsfs_sched_rewalk_locked(struct dsfs_sched *s)
 {
 	uint32_t i;
+
+	for (i = 0; i < s->nranks; i++) {
+		s->ranks[i].fetched = s->ranks[i].lead_from;
+		s->ranks[i].lead_bytes = 0;
+	}
+}
+
+void dsfs_sched_repush(struct dsfs_sched *s)
+{
 
 	/* Relaxed: the common case, already set, takes no lock. */
 	if (__atomic_load_n(&s->repush, __ATOMIC_RELAXED))
@@ -590,10 +685,7 @@ void dsfs_sched_repush(struct dsfs_sched *s)
 		/* Walk each lead again from the loader's place: what it holds
 		 * was found cached, and not handed on, or handed on and
 		 * dropped by the kernel since. */
-		for (i = 0; i < s->nranks; i++) {
-			s->ranks[i].fetched = s->ranks[i].lead_from;
-			s->ranks[i].lead_bytes = 0;
-		}
+		dsfs_sched_rewalk_locked(s);
 		pthread_cond_signal(&s->wake);
 	}
 	pthread_mutex_unlock(&s->lock);

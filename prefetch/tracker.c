@@ -566,6 +566,10 @@ uint64_t dsfs_tracker_low_every(struct dsfs_tracker *t, uint32_t every)
 
 	if (!t->cur.ready || every == 0)
 		return t->low;
+	if (every != t->every_of) { /* another stride: its own cursor */
+		t->every_of = every;
+		t->every_low = 0;
+	}
 	p = (t->low + every - 1) / every * every;
 	if (p < t->every_low)
 		p = t->every_low;

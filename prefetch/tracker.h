@@ -310,7 +310,8 @@ uint64_t dsfs_tracker_place_of(const struct dsfs_tracker *t, uint64_t idx);
  * is, when it reads only every `every`-th position through dsfs (the rest
  * pushed into the page cache, see scheduler.h) and the low-water mark
  * stands up to twice the window behind the furthest open.  O(1)
- * amortised: a cursor moves forward within the epoch.  The low-water mark
+ * amortised: a cursor moves forward within the epoch (and starts again
+ * when `every` changes).  The low-water mark
  * while the current epoch's order is not known, or every is 0.
  */
 uint64_t dsfs_tracker_low_every(struct dsfs_tracker *t, uint32_t every);

@@ -72,6 +72,7 @@ struct dsfs_tracker {
 	uint64_t lag;		/* how far behind the frontier opens come
 				   (see dsfs_tracker_mark_seen) */
 	uint64_t every_low;	/* dsfs_tracker_low_every()'s cursor */
+	uint32_t every_of;	/* ... for this `every` */
 	uint64_t misses, accesses;
 	/* Miss history: a ring of the last HIST_BITS results, 1 = miss. */
 	uint64_t hist[HIST_BITS / 64];

@@ -393,6 +393,41 @@ for p in open(order):
 PYEOF
 }
 
+# compare_in_order SRC ROOT ORDER [MNT]: read the files ORDER names (paths
+# relative to SRC and ROOT, one a line) through ROOT, one after the other,
+# each compared byte for byte with its SRC file; 1 if any differs.  With
+# MNT (a dsfs mount), wait before each file until the daemon has fetched
+# nothing for 0.6 s: the prefetch went as far as it may.  Needs getfattr
+# and /usr/bin/python3.
+compare_in_order() {
+	/usr/bin/python3 - "$@" <<'PYEOF'
+import subprocess, sys, time
+src, root, order = sys.argv[1:4]
+mnt = sys.argv[4] if len(sys.argv) > 4 else None
+def fetched():
+    out = subprocess.run(["getfattr", "--absolute-names", "--only-values",
+                          "-n", "user.dsfs.stats", mnt], check=True,
+                         capture_output=True, text=True).stdout
+    return [l for l in out.splitlines() if l.startswith("prefetch_bytes ")]
+bad = 0
+for p in open(order):
+    p = p.rstrip("\n")
+    same, last = 0, None
+    while mnt and same < 3:
+        time.sleep(0.2)
+        now = fetched()
+        same = same + 1 if now == last else 0
+        last = now
+    with open(root + "/" + p, "rb") as f:
+        got = f.read()
+    with open(src + "/" + p, "rb") as f:
+        if got != f.read():
+            print("MISMATCH", p)
+            bad += 1
+sys.exit(1 if bad else 0)
+PYEOF
+}
+
 # reexec_in_mount_ns [ARGS...]: run this test again, as root, in a private
 # mount namespace, so the bind mounts it makes over system paths (and any
 # mount it leaks) are seen by nothing else.  Returns in the re-executed copy.

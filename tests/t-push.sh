@@ -63,20 +63,7 @@ wait_for() {
 # backing file; the page caches are not dropped (the pushed pages are what
 # is read).
 check_order() {
-	/usr/bin/python3 - "$SRC/train" "$MNT/train" "$WORK/${1:-order}" <<'PYEOF'
-import sys
-src, mnt, order = sys.argv[1:]
-bad = 0
-for p in open(order):
-    p = p.rstrip("\n")
-    with open(mnt + "/" + p, "rb") as f:
-        got = f.read()
-    with open(src + "/" + p, "rb") as f:
-        if got != f.read():
-            print("MISMATCH", p)
-            bad += 1
-sys.exit(1 if bad else 0)
-PYEOF
+	compare_in_order "$SRC/train" "$MNT/train" "$WORK/${1:-order}"
 }
 
 say "push on (default): list the tree, start the plan, read in its order"
