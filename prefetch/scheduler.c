@@ -351,7 +351,10 @@ static void seek_poll_locked(struct dsfs_sched *s)
  * The sizes of SIZES_SAMPLED of the layout's samples, spread over it, for
  * the first epoch's stride: the layout is listed without them, and the
  * first samples fetched may be a few large files among small ones.
- * Called by the scheduler thread as it starts, without s->lock.
+ * Called as the scheduler starts, before its thread: run by the thread,
+ * it delayed the thread's first work past the loader's first opens, and
+ * t-nextuse's hit rate without prefetch fell from MIN's 32.6% to as low
+ * as 28.9% in some runs.
  */
 #define SIZES_SAMPLED 64
 static void sizes_sample(struct dsfs_sched *s, struct opened *o)
@@ -384,7 +387,6 @@ static void *sched_thread(void *arg)
 	uint64_t settle;
 	int err;
 
-	sizes_sample(s, &o);
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
 		if (s->seek && !s->discovered)
@@ -628,8 +630,12 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 		err = seek_init(s);
 	/* Nothing is planned until an access places the loader. */
 	dsfs_cache_set_now(s->cfg.cache, DSFS_CACHE_NEVER);
-	if (!err)
+	if (!err) {
+		struct opened o = { .fd = -1 };
+
+		sizes_sample(s, &o);
 		err = -pthread_create(&s->thread, NULL, sched_thread, s);
+	}
 	if (err) {
 		dsfs_seek_free(s->seek);
 		ranks_free(s);
