@@ -147,26 +147,30 @@ int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
 /* The value of a listing option in cur (NULL: none, list= unless given). */
 static const char *listing_value(const struct dsfs_plan_opts *cur, size_t i)
 {
-	const char *given[] = { cur->layout, cur->dataset, cur->list };
-	static const char *const dflt[] = { "imagefolder", ".", NULL };
+	const char *given[] = { cur->layout, cur->dataset, cur->list,
+				cur->weights };
+	static const char *const dflt[] = { "imagefolder", ".", NULL, NULL };
 
 	return given[i] ? given[i] : dflt[i];
 }
 
 /*
- * layout=, dataset=, list=: free while the mount has listed no files, and
- * then only restated (getfattr sends a command twice: see the file comment).
+ * layout=, dataset=, list=, weights=: free while the mount has listed no
+ * files, and then only restated (getfattr sends a command twice: see the
+ * file comment); the weights are read with the listing, one per file.
  */
 static int check_listing(const struct dsfs_fs *fs,
 			 const struct dsfs_plan_opts *cur,
 			 const struct dsfs_plan_opts *over, char *why,
 			 size_t whylen)
 {
-	static const char *const names[] = { "layout", "dataset", "list" };
-	const char *vals[] = { over->layout, over->dataset, over->list };
+	static const char *const names[] = { "layout", "dataset", "list",
+					     "weights" };
+	const char *vals[] = { over->layout, over->dataset, over->list,
+			       over->weights };
 	size_t i;
 
-	for (i = 0; fs->layout && i < 3; i++) {
+	for (i = 0; fs->layout && i < 4; i++) {
 		const char *now = listing_value(cur, i);
 
 		if (!vals[i] || (now && !strcmp(vals[i], now)))

@@ -55,6 +55,7 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	DSFS_OPT("discover_threads=%s", plan_opts.discover_threads),
 	DSFS_OPT("discover_range=%s", plan_opts.discover_range),
 	DSFS_OPT("num_samples=%s", plan_opts.num_samples),
+	DSFS_OPT("weights=%s", plan_opts.weights),
 	{ "drop_last", offsetof(struct dsfs_opts, plan_opts.drop_last), 1 },
 	{ "persistent_workers",
 	  offsetof(struct dsfs_opts, plan_opts.persistent_workers), 1 },
@@ -149,6 +150,9 @@ static void usage(const char *prog)
 	       "    -o replacement         torch-random: RandomSampler(replacement=True)\n"
 	       "    -o subset              torch-random: SubsetRandomSampler(indices,\n"
 	       "                           generator=g) (layout=list: the indices' files)\n"
+	       "    -o weights=FILE        torch-random: WeightedRandomSampler(weights,\n"
+	       "                           num_samples=K): one weight a line, in the\n"
+	       "                           samples' order (with num_samples=K)\n"
 	       "    -o discover_threads=N  seed=discover: search threads (default:\n"
 	       "                           the CPUs), at idle priority\n"
 	       "    -o discover_range=A-B  seed=discover: search seeds A to B-1 only\n"
@@ -567,8 +571,8 @@ enum dsfs_opts_result dsfs_opts_parse(int argc, char **argv,
 	return DSFS_OPTS_OK;
 }
 
-/* What a plan-change command may give (see ctl.c for layout, dataset and
- * list, which only a mount without a plan yet accepts). */
+/* What a plan-change command may give (see ctl.c for layout, dataset,
+ * list and weights, which only a mount without a plan yet accepts). */
 #define CMD_OPTS "sampler, seed, epoch, world, rank, ranks, drop_last, persistent_workers, sampler_generator, num_samples, replacement, subset, discover_threads and discover_range"
 
 /* A command being parsed: fuse_opt stores values at the table's offsets

@@ -366,7 +366,8 @@ size_t dsfs_layout_memory(const struct dsfs_layout *l)
 	return sizeof(*l) + l->arena_cap + l->cap * (sizeof(*l->offs) +
 	       sizeof(*l->sizes)) + l->nslots * sizeof(*l->slots) +
 	       l->alias_len + l->alias_nslots * sizeof(*l->alias_slots) +
-	       (l->alias_offs ? l->count * sizeof(*l->alias_offs) : 0);
+	       (l->alias_offs ? l->count * sizeof(*l->alias_offs) : 0) +
+	       (l->weights ? l->count * sizeof(*l->weights) : 0);
 }
 
 const char *dsfs_layout_path(const struct dsfs_layout *l, uint64_t i)
@@ -420,7 +421,19 @@ void dsfs_layout_free(struct dsfs_layout *l)
 	free(l->alias_arena);
 	free(l->alias_offs);
 	free(l->alias_slots);
+	free(l->weights);
 	free(l);
+}
+
+void dsfs_layout_set_weights(struct dsfs_layout *l, double *weights)
+{
+	free(l->weights);
+	l->weights = weights;
+}
+
+const double *dsfs_layout_weights(const struct dsfs_layout *l)
+{
+	return l->weights;
 }
 
 /* ---- helpers for the builders ---- */

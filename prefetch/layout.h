@@ -158,6 +158,11 @@ void dsfs_layout_free(struct dsfs_layout *layout);
 uint64_t dsfs_layout_count(const struct dsfs_layout *layout);
 enum dsfs_layout_kind dsfs_layout_kind(const struct dsfs_layout *layout);
 const struct dsfs_layout_info *dsfs_layout_info(const struct dsfs_layout *layout);
+/* The samples' weights of a WeightedRandomSampler plan (weights.h, one
+ * per sample, in this order): set takes the malloc'd array over (freeing
+ * the one before), get gives it or NULL.  O(1). */
+void dsfs_layout_set_weights(struct dsfs_layout *layout, double *weights);
+const double *dsfs_layout_weights(const struct dsfs_layout *layout);
 /* Bytes of heap the layout holds (arena, arrays, table, header).  O(1). */
 size_t dsfs_layout_memory(const struct dsfs_layout *layout);
 

@@ -41,6 +41,7 @@ struct dsfs_layout {
 	uint32_t *alias_slots;	/* open addressing: sample + 1, 0 = empty */
 	uint64_t alias_nslots;	/* power of two >= 2 * info.aliases */
 	struct dsfs_layout_info info;
+	double *weights;	/* the plan's weights (weights.h), or NULL */
 };
 
 /* What every builder needs: the two directories and where to complain. */

@@ -15,6 +15,7 @@
 #include "discover.h"
 #include "parse.h"
 #include "plan.h"
+#include "weights.h"
 
 static int refuse(char *why, size_t whylen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -48,7 +49,7 @@ static const char *stray_option(const struct dsfs_plan_opts *o)
 	       o->sampler_generator ? "sampler_generator" :
 	       o->num_samples ? "num_samples" :
 	       o->replacement ? "replacement" :
-	       o->subset ? "subset" :
+	       o->subset ? "subset" : o->weights ? "weights" :
 	       o->discover_threads ? "discover_threads" :
 	       o->discover_range ? "discover_range" : NULL;
 }
@@ -202,6 +203,28 @@ static int parse_num_samples(const struct dsfs_plan_opts *o,
 	return 0;
 }
 
+/* weights=FILE: a WeightedRandomSampler(weights, num_samples,
+ * generator=g), which draws with replacement (torch-random). */
+static int parse_weights(const struct dsfs_plan_opts *o,
+			 struct dsfs_plan_cfg *c, char *why, size_t whylen)
+{
+	if (!o->weights)
+		return 0;
+	if (c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM)
+		return refuse(why, whylen, "weights= applies only to sampler=torch-random (a WeightedRandomSampler given a seeded generator)");
+	if (c->discover)
+		return refuse(why, whylen, "weights=: seed=discover searches permutations only; give the seed");
+	if (o->subset)
+		return refuse(why, whylen, "weights=: a SubsetRandomSampler has no weights");
+	if (!o->num_samples)
+		return refuse(why, whylen, "weights= needs num_samples=K (the WeightedRandomSampler's num_samples)");
+	if (o->weights[0] != '/')
+		return refuse(why, whylen, "weights=%s: give an absolute path", o->weights);
+	c->weights = o->weights;
+	c->sampler.replacement = true; /* replacement=False is not predicted */
+	return 0;
+}
+
 /*
  * seed=discover: no seed given; each epoch's is searched (seek.h).  Only an
  * unseeded RandomSampler draws a fresh seed each epoch, and then neither an
@@ -301,6 +324,8 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 	if (!err)
 		err = parse_subset(o, c, why, whylen);
 	if (!err)
+		err = parse_weights(o, c, why, whylen);
+	if (!err)
 		err = parse_discover(o, c, why, whylen);
 	if (!err)
 		err = parse_distributed(o, c, why, whylen);
@@ -331,6 +356,7 @@ static const size_t opt_strings[] = {
 	offsetof(struct dsfs_plan_opts, discover_threads),
 	offsetof(struct dsfs_plan_opts, discover_range),
 	offsetof(struct dsfs_plan_opts, num_samples),
+	offsetof(struct dsfs_plan_opts, weights),
 };
 #define N_OPT_STRINGS (sizeof(opt_strings) / sizeof(opt_strings[0]))
 
@@ -431,6 +457,8 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 		fprintf(f, ",replacement");
 	if (s->subset)
 		fprintf(f, ",subset");
+	if (c->weights)
+		put_path(f, "weights", c->weights);
 	if (c->discover_threads)
 		fprintf(f, ",discover_threads=%u", c->discover_threads);
 	if (c->discover && (c->discover_first || c->discover_end !=
@@ -463,7 +491,18 @@ int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 {
 	int err = (quick ? dsfs_layout_build_quick : dsfs_layout_build)(
 		root_fd, cfg->dataset, cfg->layout, cfg->list, out, why, whylen);
+	double *weights;
 
+	if (!err && dsfs_layout_count(*out) && cfg->weights) {
+		err = dsfs_weights_load(cfg->weights, dsfs_layout_count(*out),
+					&weights, why, whylen);
+		if (!err)
+			dsfs_layout_set_weights(*out, weights);
+		else {
+			dsfs_layout_free(*out);
+			*out = NULL;
+		}
+	}
 	if (err || dsfs_layout_count(*out))
 		return err;
 	dsfs_layout_free(*out);
@@ -496,6 +535,7 @@ int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 		    char *why, size_t whylen)
 {
 	struct dsfs_layout *layout = NULL;
+	struct dsfs_sampler_cfg sampler;
 	uint32_t *order = NULL;
 	uint64_t n, count = 0, i;
 	char warning[512];
@@ -511,9 +551,11 @@ int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 	if (dsfs_plan_layout_warning(cfg, layout, warning, sizeof(warning)))
 		fprintf(stderr, "dsfs: warning: %s\n", warning);
 	n = dsfs_layout_count(layout);
-	err = dsfs_sampler_check_epoch(&cfg->sampler, epoch, why, whylen);
+	sampler = cfg->sampler;
+	sampler.weights = dsfs_layout_weights(layout);
+	err = dsfs_sampler_check_epoch(&sampler, epoch, why, whylen);
 	if (!err) {
-		err = dsfs_sampler_order(&cfg->sampler, n, epoch, rank, &order,
+		err = dsfs_sampler_order(&sampler, n, epoch, rank, &order,
 					 &count);
 		if (err)
 			snprintf(why, whylen, "cannot compute the order of %llu samples: %s",

@@ -24,7 +24,7 @@
 struct dsfs_plan_opts {
 	char *sampler, *seed, *epoch, *layout, *dataset, *list;
 	char *world, *rank, *ranks;
-	char *discover_threads, *discover_range, *num_samples;
+	char *discover_threads, *discover_range, *num_samples, *weights;
 	int drop_last, persistent_workers, sampler_generator, replacement;
 	int subset;
 };
@@ -34,6 +34,7 @@ struct dsfs_plan_cfg {
 	enum dsfs_layout_kind layout;
 	const char *dataset;	/* relative to SOURCE; "." by default */
 	const char *list;	/* layout=list: absolute path */
+	const char *weights;	/* weights=: absolute path, or NULL */
 	bool epoch_auto;	/* detect the epoch from the accesses */
 	uint64_t epoch;		/* the epoch to start from otherwise */
 	uint32_t rank_first, rank_last;	/* local ranks (distributed) */

@@ -176,7 +176,8 @@ static void torch_randperm(struct dsfs_mt19937 *mt, uint32_t *a, uint32_t n)
  * persistent workers, where later epochs reuse the iterator), then the
  * sampler's randperms (n - 1 outputs each): num_samples / n read whole and
  * one more, cut to the rest, which is never read at all when num_samples is
- * n, the default; with replacement, one output per sample instead; a
+ * n, the default; with replacement, one output per sample instead (two
+ * with weights: torch.multinomial draws a random64 for each); a
  * SubsetRandomSampler draws its one randperm and no more.  A generator given
  * to the sampler alone gives no base seed: the DataLoader draws it from
  * torch's global generator.
@@ -185,7 +186,8 @@ int dsfs_sampler_torch_skip(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 			    uint64_t epoch, uint64_t *skip)
 {
 	uint64_t count = dsfs_sampler_count(cfg, n);
-	uint64_t per_epoch = !n ? 0 : cfg->replacement ? count :
+	uint64_t per_epoch = !n ? 0 : cfg->weights ? 2 * count :
+			     cfg->replacement ? count :
 			     cfg->subset ? n - 1 :
 			     (count / n + 1) * (uint64_t)(n - 1), s;
 	bool base_seed = !cfg->sampler_generator;
@@ -213,6 +215,36 @@ static void torch_randint(struct dsfs_mt19937 *mt, uint32_t *a,
 		a[i] = dsfs_mt_next32(mt) % n;
 }
 
+/*
+ * torch.multinomial(weights, count, replacement=True) on CPU: per draw, a
+ * random64 (the first output its high word) cut to 53 bits makes u in
+ * [0, 1); the index is the first whose normalised cumulative weight is
+ * >= u (a binary search, as torch's).  cum[n - 1] is 1 > u: an index < n.
+ */
+static void torch_multinomial(struct dsfs_mt19937 *mt, const double *cum,
+			      uint32_t *a, uint64_t count, uint32_t n)
+{
+	uint64_t i, r;
+	uint32_t lo, hi, mid;
+	double u;
+
+	for (i = 0; i < count; i++) {
+		r = (uint64_t)dsfs_mt_next32(mt) << 32;
+		r |= dsfs_mt_next32(mt);
+		u = (double)(r & ((1ULL << 53) - 1)) * 0x1p-53;
+		lo = 0;
+		hi = n;
+		while (lo < hi) {
+			mid = lo + (hi - lo) / 2;
+			if (cum[mid] < u)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		a[i] = lo < n ? lo : n - 1;
+	}
+}
+
 /* The count indices of the epoch into a.  -EOVERFLOW, -ENOMEM or 0. */
 static int order_torch_random(const struct dsfs_sampler_cfg *cfg, uint32_t n,
 			      uint64_t count, uint64_t epoch, uint32_t *a)
@@ -227,6 +259,10 @@ static int order_torch_random(const struct dsfs_sampler_cfg *cfg, uint32_t n,
 		return ret;
 	dsfs_mt_init_genrand(&mt, dsfs_seed_low32(&cfg->seed));
 	dsfs_mt_skip(&mt, skip);
+	if (cfg->weights) {
+		torch_multinomial(&mt, cfg->weights, a, count, n);
+		return 0;
+	}
 	if (cfg->replacement) {
 		torch_randint(&mt, a, count, n);
 		return 0;
@@ -366,6 +402,8 @@ static int order_args(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 	    cfg->kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return -EINVAL;
 	if (cfg->subset && (cfg->num_samples || cfg->replacement))
+		return -EINVAL;
+	if (cfg->weights && (!cfg->replacement || !cfg->num_samples))
 		return -EINVAL;
 	if (cfg->num_samples > DSFS_SAMPLER_MAX_N)
 		return -EINVAL;

@@ -53,6 +53,10 @@ struct dsfs_sampler_cfg {
 				    True): each sample drawn on its own */
 	bool subset;		 /* torch-random: SubsetRandomSampler(indices,
 				    generator=g): one randperm an epoch */
+	/* torch-random with replacement and num_samples: NULL, or a
+	 * WeightedRandomSampler's n weights as weights.h keeps them
+	 * (normalised cumulative sums; the caller keeps them alive). */
+	const double *weights;
 	uint32_t world;		 /* torch-distributed: num_replicas, >= 1 */
 	bool drop_last;		 /* torch-distributed: drop_last */
 	/* For trackers (tracker.h), ignored by dsfs_sampler_order(): NULL,
@@ -117,7 +121,9 @@ int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
  *     q randperms read whole, then one more of which the first r are read
  *     (*count = num_samples; every sample read q or q + 1 times).  With
  *     replacement: num_samples (default n) draws of randint(n), one output
- *     each, and nothing more.  With subset: randperm(n) alone (the n
+ *     each, and nothing more.  With weights (and replacement): num_samples
+ *     draws of torch.multinomial, two outputs each (a 53-bit double u),
+ *     the first index whose normalised cumulative weight is >= u.  With subset: randperm(n) alone (the n
  *     samples are the subset's, in its indices' order).
  *   torch-distributed: what rank `rank` of cfg->world reads, padding repeats
  *     included (or trimmed with drop_last): *count = num_samples, which may
@@ -126,7 +132,8 @@ int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
  * n = 0 gives an empty array (*order is still a valid pointer).
  * Errors: -EINVAL (kind none or unknown, world = 0, rank >= world,
  * num_samples, replacement or subset set for another kind than
- * torch-random, subset with either of the others, num_samples too large),
+ * torch-random, subset with either of the others, num_samples too large,
+ * weights without replacement and num_samples),
  * -ERANGE (seed + epoch not accepted: see dsfs_sampler_check_epoch()),
  * -EFBIG (n > DSFS_SAMPLER_MAX_N, or torch kinds with
  * n >= DSFS_SAMPLER_TORCH_MAX_N), -EOVERFLOW (torch-random: the outputs to

@@ -27,7 +27,12 @@ exercises:
                      between them; and with replacement=True (K default,
                      around the sampler's chunks of 32), draws accounted;
                      and SubsetRandomSampler(range(n), generator=G), whose
-                     epochs draw one randperm each.
+                     epochs draw one randperm each.  WeightedRandomSampler(
+                     weights, K, generator=G) the same three ways, over
+                     weights files written with repr(): zeros among them,
+                     float32 weights, magnitudes 600 decades apart, n = 1
+                     and 100003, K = 1 up to 2n + 3; a negative weight is
+                     refused by both.
   torch-distributed  DistributedSampler(num_replicas=W, rank=r, shuffle=True,
                      seed=seed, drop_last=d) with set_epoch(e), every rank,
                      W with n % W != 0, padding longer than n (n < W).
@@ -38,7 +43,10 @@ exercises:
   sequential         DataLoader(shuffle=False).
 """
 import collections
+import os
+import shutil
 import sys
+import tempfile
 import time
 import random
 import subprocess
@@ -46,7 +54,7 @@ import subprocess
 import numpy
 import torch
 from torch.utils.data import (DataLoader, Dataset, RandomSampler,
-                              SubsetRandomSampler)
+                              SubsetRandomSampler, WeightedRandomSampler)
 from torch.utils.data.distributed import DistributedSampler
 
 NS = (1, 2, 7, 1000, 100003)
@@ -205,6 +213,7 @@ def check_torch_random(ck):
     torch_random_loader(ck, 7, 42, 0, False, 3, True)
     torch_random_loader(ck, 1000, 42, 2, True, 64, True)
     check_torch_random_num_samples(ck)
+    check_torch_weighted(ck)
 
 
 def num_samples_loader(ck, n, k, way, seed=42, replacement=False,
@@ -263,6 +272,71 @@ def check_torch_random_num_samples(ck):
         for way in ("default", "own"):
             num_samples_loader(ck, n, 0, way, subset=True)
     num_samples_loader(ck, 1000, 0, "persistent", seed=-7, subset=True)
+
+
+def weighted_loader(ck, path, weights, k, way, seed=42):
+    """WeightedRandomSampler(weights, k, generator=G) drawn `way` (as
+    num_samples_loader), weights written to path."""
+    n = len(weights)
+    gen = torch.Generator().manual_seed(seed)
+    kw = {"generator": gen} if way != "own" else {}
+    if way == "persistent":
+        kw.update(num_workers=2, persistent_workers=True)
+    loader = DataLoader(Indices(n), collate_fn=as_list,
+                        sampler=WeightedRandomSampler(weights, k,
+                                                      generator=gen),
+                        batch_size=1 if k < 1000 else 100, **kw)
+    opts = " --num-samples %d --replacement --weights %s" % (k, path) + \
+        {"default": "", "own": " --sampler-generator",
+         "persistent": " --persistent"}[way]
+    source = "WeightedRandomSampler(%d weights, %d), %s generator" % (n, k, way)
+    for e in range(EPOCHS):
+        query = "torch-random %d %d %d%s" % (seed, n, e, opts)
+        try:
+            order = [i for b in loader for i in b]
+        except RuntimeError:  # torch.multinomial refused the weights
+            ck.expect(query, None, source + " refused")
+            continue
+        ck.expect(query, order, source)
+        # per epoch: the base seed as for RandomSampler, then a random64
+        # (2 outputs) a draw
+        base = {"default": 2 * (e + 1), "own": 0, "persistent": 2}[way]
+        ck.draws_consumed(gen, seed, base + 2 * k * (e + 1),
+                          query + " after the epoch")
+
+
+def check_torch_weighted(ck):
+    rng = random.Random(5)
+    cases = [
+        [1.0],
+        [0.0, 3.0],
+        [rng.random() for _ in range(7)],
+        [rng.random() * 10 if rng.random() > 0.3 else 0.0
+         for _ in range(1000)],
+        [float(x) for x in torch.rand(
+            100003, generator=torch.Generator().manual_seed(3))],
+        [rng.choice((1e-300, 1.0, 1e300)) for _ in range(50)],
+    ]
+    tmp = tempfile.mkdtemp(prefix="golden-weights.")
+    try:
+        for i, w in enumerate(cases):
+            path = os.path.join(tmp, "w%d" % i)
+            with open(path, "w") as f:
+                f.write("".join(repr(x) + "\n" for x in w))
+            n = len(w)
+            ks = (1, 1000) if n > 1000 else sorted({1, 5, n, 2 * n + 3})
+            for k in ks:
+                for way in ("default", "own"):
+                    weighted_loader(ck, path, w, k, way, seed=rng.choice(
+                        (0, 42, -7, 2**64 - 1)))
+            if n == 1000:
+                weighted_loader(ck, path, w, 300, "persistent")
+        path = os.path.join(tmp, "negative")
+        with open(path, "w") as f:
+            f.write("1.0\n-1.0\n")
+        weighted_loader(ck, path, [1.0, -1.0], 4, "default")
+    finally:
+        shutil.rmtree(tmp)
 
 
 def check_torch_distributed(ck):

@@ -5,6 +5,7 @@ Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
            [--batch-size B] [--workers N] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
            [--break-first B] [--persistent] [--num-samples K] [--replacement]
+           [--weights FILE]
            [--no-set-epoch]
            [--subset-every K]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
@@ -40,7 +41,9 @@ forget to: every epoch reads epoch 0's order.
 reads K samples (torch-random: of the seeded generator, also given to the
 DataLoader; unseeded: without a generator).  --replacement (torch-random):
 the same sampler given replacement=True.  --subset-every K (torch-random):
-SubsetRandomSampler(range(0, n, K), generator=G) instead.
+SubsetRandomSampler(range(0, n, K), generator=G) instead.  --weights FILE
+(torch-random, with --num-samples K): WeightedRandomSampler(weights, K,
+generator=G), FILE holding one weight a line, in the samples' order.
 --stats MNT FILE appends to FILE the stats snapshot of the dsfs mount MNT
 (its root's user.dsfs.stats), each line prefixed with where it was taken:
 "eE" before epoch E (after the drop and, with --barrier, between the two
@@ -64,7 +67,8 @@ import warnings
 
 import torch
 from torch.utils.data import (DataLoader, Dataset, DistributedSampler,
-                              RandomSampler, SubsetRandomSampler)
+                              RandomSampler, SubsetRandomSampler,
+                              WeightedRandomSampler)
 from torchvision.datasets import ImageFolder
 
 # More workers than CPUs is what a test of many workers asks for.
@@ -151,6 +155,7 @@ def parse_args(argv=None):
     ap.add_argument("--num-samples", type=int, default=0)
     ap.add_argument("--replacement", action="store_true")
     ap.add_argument("--subset-every", type=int, default=0)
+    ap.add_argument("--weights")
     drop = ap.add_mutually_exclusive_group()
     drop.add_argument("--drop-caches", action="store_true")
     drop.add_argument("--drop-caches-first", action="store_true")
@@ -236,6 +241,11 @@ def make_loader(a, ds):
         if a.subset_every:
             sampler = SubsetRandomSampler(range(0, len(ds), a.subset_every),
                                           generator=g)
+            return DataLoader(ds, sampler=sampler, generator=g, **common), None
+        if a.weights:
+            with open(a.weights) as f:
+                w = [float(line) for line in f]
+            sampler = WeightedRandomSampler(w, a.num_samples, generator=g)
             return DataLoader(ds, sampler=sampler, generator=g, **common), None
         if a.num_samples or a.replacement:
             sampler = RandomSampler(ds, num_samples=a.num_samples or None,

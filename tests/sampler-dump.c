@@ -5,7 +5,7 @@
  *
  *   sampler-dump KIND SEED N EPOCH [--world W] [--rank R] [--drop-last]
  *                [--persistent] [--sampler-generator] [--num-samples K]
- *                [--replacement] [--subset]
+ *                [--replacement] [--subset] [--weights FILE]
  *       prints the indices, space separated, on one line; exit 1 with a
  *       message on stderr when the sampler refuses, 2 on a usage error.
  *   sampler-dump --batch
@@ -25,6 +25,7 @@
 
 #include "parse.h"
 #include "sampler.h"
+#include "weights.h"
 
 #define MAX_ARGS 16
 
@@ -33,6 +34,7 @@ struct query {
 	uint64_t n;
 	uint64_t epoch;
 	uint32_t rank;
+	const char *weights;	/* --weights FILE (weights.h), or NULL */
 };
 
 static int usage_error(char *why, size_t len, const char *what, const char *arg)
@@ -73,6 +75,8 @@ static int parse_options(int argc, char **argv, struct query *q, char *why,
 				return usage_error(why, len,
 						   "bad --num-samples",
 						   argv[i]);
+		} else if (!strcmp(argv[i], "--weights") && i + 1 < argc) {
+			q->weights = argv[++i];
 		} else if (!strcmp(argv[i], "--world") && i + 1 < argc) {
 			if (parse_u32(argv[++i], &q->cfg.world))
 				return usage_error(why, len, "bad --world",
@@ -137,14 +141,20 @@ static void print_order(FILE *out, const uint32_t *order, uint64_t count)
 static int run_query(const struct query *q, FILE *out, char *why, size_t len)
 {
 	uint32_t *order;
+	struct dsfs_sampler_cfg cfg = q->cfg;
+	double *weights = NULL;
 	uint64_t count;
 	int ret;
 
-	ret = dsfs_sampler_check_epoch(&q->cfg, q->epoch, why, len);
+	ret = dsfs_sampler_check_epoch(&cfg, q->epoch, why, len);
+	if (!ret && q->weights)
+		ret = dsfs_weights_load(q->weights, q->n, &weights, why, len);
 	if (ret)
 		return ret;
-	ret = dsfs_sampler_order(&q->cfg, q->n, q->epoch, q->rank, &order,
+	cfg.weights = weights;
+	ret = dsfs_sampler_order(&cfg, q->n, q->epoch, q->rank, &order,
 				 &count);
+	free(weights);
 	if (ret) {
 		snprintf(why, len, "%s: %s", dsfs_sampler_name(q->cfg.kind),
 			 strerror(-ret));

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-badinput: bad command lines exit non-zero with exactly one stderr line naming the culprit and mount nothing.
+# t-badinput: bad command lines (bad weights files among them) exit non-zero with exactly one stderr line naming the culprit and mount nothing.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -83,6 +83,26 @@ bad "replacement: seed=discover" "$SRC" "$MNT" -o sampler=torch-random,seed=disc
 bad "subset applies only" "$SRC" "$MNT" -o sampler=python-shuffle,seed=1,subset
 bad "subset: a SubsetRandomSampler without a generator" "$SRC" "$MNT" -o sampler=torch-random,seed=discover,subset
 bad "subset: a SubsetRandomSampler has no num_samples" "$SRC" "$MNT" -o sampler=torch-random,seed=1,subset,num_samples=4
+# WeightedRandomSampler weights, over the 100 files of $WSRC/data.
+WSRC="$WORK/wsrc"
+mkdir -p "$WSRC/data"
+for ((i = 0; i < 100; i++)); do : >"$WSRC/data/f$i"; done
+W="sampler=torch-random,seed=1,layout=sorted,dataset=data,num_samples=10"
+seq 100 >"$WORK/w.ok"
+seq 99 >"$WORK/w.short"
+{ seq 6; echo -2.5; seq 93; } >"$WORK/w.negative"
+{ seq 6; echo 1,5; seq 93; } >"$WORK/w.comma"
+for ((i = 0; i < 100; i++)); do echo 0; done >"$WORK/w.zero"
+bad "weights= needs num_samples" "$WSRC" "$MNT" -o "${W%,num_samples=10},weights=$WORK/w.ok"
+bad "weights= applies only" "$WSRC" "$MNT" -o "sampler=python-shuffle,seed=1,weights=$WORK/w.ok"
+bad "weights=w.ok: give an absolute path" "$WSRC" "$MNT" -o "$W,weights=w.ok"
+bad "weights=: seed=discover" "$WSRC" "$MNT" -o "sampler=torch-random,seed=discover,num_samples=10,weights=$WORK/w.ok"
+bad "weights= needs a plan" "$WSRC" "$MNT" -o "weights=$WORK/w.ok"
+bad "w.missing: cannot open: No such file" "$WSRC" "$MNT" -o "$W,weights=$WORK/w.missing"
+bad "99 weights for the 100 samples" "$WSRC" "$MNT" -o "$W,weights=$WORK/w.short"
+bad 'line 7: "-2.5" is not a weight' "$WSRC" "$MNT" -o "$W,weights=$WORK/w.negative"
+bad 'line 7: "1,5" is not a weight' "$WSRC" "$MNT" -o "$W,weights=$WORK/w.comma"
+bad "the weights add up to 0" "$WSRC" "$MNT" -o "$W,weights=$WORK/w.zero"
 # A plan over no samples: an ImageFolder tree with no class holding an
 # image (torchvision raises), here a file in SOURCE's root and no class.
 bad "no samples for layout=imagefolder" "$SRC" "$MNT" -o sampler=torch-random,seed=1

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list; a RandomSampler(num_samples=) on a mount not told so, whose epochs' length dsfs learns; and a DistributedSampler without set_epoch(), which the lost plan's warning names.
+# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list; a WeightedRandomSampler, given its weights; a RandomSampler(num_samples=) on a mount not told so, whose epochs' length dsfs learns; and a DistributedSampler without set_epoch(), which the lost plan's warning names.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -122,6 +122,23 @@ follow "RandomSampler(replacement=True)" 3 31 replacement 2 \
 follow "SubsetRandomSampler of every third sample" 3 37 \
 	"subset,layout=list,list=$WORK/subset.list" 4 $((total * 3 / 4)) \
 	--subset-every 3
+
+# WeightedRandomSampler(weights, 600, generator=g): the first class's
+# samples weigh 4, the last one's 0 (never read), the others 1: 600 draws
+# an epoch, many of them repeats.  Weights written with repr(), as the
+# man page says.
+"$PY" - "$SRC/train" "$WORK/weights" <<'PYEOF'
+import sys
+from torchvision.datasets import ImageFolder
+ds = ImageFolder(sys.argv[1], loader=lambda p: p)
+last = len(ds.classes) - 1
+with open(sys.argv[2], "w") as f:
+    for _, c in ds.samples:
+        f.write(repr(4.0 if c == 0 else 0.0 if c == last else 1.0) + "\n")
+PYEOF
+follow "WeightedRandomSampler(num_samples=600)" 3 41 \
+	"num_samples=600,weights=$WORK/weights" 2 "$total" \
+	--num-samples 600 --weights "$WORK/weights"
 
 # RandomSampler(num_samples=300): each epoch draws one permutation, not
 # two.  Lost at epoch 1, dsfs finds the loader drawing so, learns from two

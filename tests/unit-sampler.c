@@ -2,18 +2,22 @@
 /*
  * unit-sampler: MT19937 reference outputs, exact seed parsing and arithmetic,
  * seed range checks, and the shape of every sampler's order (permutations,
- * DistributedSampler padding, edge cases n = 0, 1, 2).  The values of the
+ * DistributedSampler padding, edge cases n = 0, 1, 2), a weights file's
+ * reading and what its weights allow.  The values of the
  * orders are compared with the real libraries by t-sampler-golden.sh.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mt19937.h"
 #include "sampler.h"
 #include "unit-check.h"
+#include "weights.h"
 
 static void test_mt_reference(void)
 {
@@ -470,6 +474,53 @@ static void test_subset(void)
 	CHECK(dsfs_sampler_order(&cfg, 20, 0, 0, &a, &na) == -EINVAL);
 }
 
+/* FILE (written with text) read for n samples: dsfs_weights_load's result,
+ * *cum set on success. */
+static int weights_of(const char *text, uint64_t n, double **cum)
+{
+	char path[] = "/tmp/unit-sampler.XXXXXX", why[256] = "";
+	int fd = mkstemp(path), err;
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0);
+	err = dsfs_weights_load(path, n, cum, why, sizeof(why));
+	CHECK(!err == !why[0] && !strchr(why, '\n'));
+	unlink(path);
+	return err;
+}
+
+static void test_weights(void)
+{
+	struct dsfs_sampler_cfg cfg = cfg_of(DSFS_SAMPLER_TORCH_RANDOM, "9");
+	uint64_t count, i;
+	uint32_t *a;
+	double *cum;
+
+	/* spaces and CRLF line ends, as Python's float() takes them */
+	CHECK(weights_of(" 1\r\n0\n\t3.0 \n0.0\n", 4, &cum) == 0);
+	CHECK(cum[0] == 0.25 && cum[1] == 0.25 && cum[2] == 1 && cum[3] == 1);
+	cfg.num_samples = 1000;
+	cfg.weights = cum;
+	CHECK(dsfs_sampler_order(&cfg, 4, 0, 0, &a, &count) == -EINVAL);
+	cfg.replacement = true;
+	CHECK(dsfs_sampler_order(&cfg, 4, 0, 0, &a, &count) == 0);
+	CHECK(count == 1000);
+	for (i = 0; i < count; i++) /* weight 0: never drawn */
+		CHECK(a[i] == 0 || a[i] == 2);
+	free(a);
+	free(cum);
+	CHECK(weights_of("1\n2\n", 3, &cum) == -EINVAL);
+	CHECK(weights_of("1\n2\n3\n4\n", 3, &cum) == -EINVAL);
+	CHECK(weights_of("1\n\n2\n", 3, &cum) == -EINVAL);
+	CHECK(weights_of("1\n-0.0\n2\n", 3, &cum) == 0); /* torch takes it */
+	free(cum);
+	CHECK(weights_of("1\n-1e-300\n2\n", 3, &cum) == -EINVAL);
+	CHECK(weights_of("1\ninf\n2\n", 3, &cum) == -EINVAL);
+	CHECK(weights_of("1\n2 3\n2\n", 3, &cum) == -EINVAL);
+	CHECK(weights_of("0\n0\n", 2, &cum) == -EINVAL);
+	CHECK(weights_of("1e308\n1e308\n", 2, &cum) == -EINVAL);
+}
+
 int main(void)
 {
 	test_mt_reference();
@@ -485,6 +536,7 @@ int main(void)
 	test_num_samples();
 	test_replacement();
 	test_subset();
+	test_weights();
 	test_distributed();
 	return UNIT_DONE();
 }
