@@ -315,14 +315,13 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 static bool moved_on_locked(struct dsfs_sched *s, const struct srank *r,
 			    uint64_t share)
 {
-	uint64_t p, bytes = 0, idx;
+	uint64_t p, bytes = 0;
 
 	if (r->epoch != r->blocked_epoch ||
 	    r->lead_from >= r->blocked_low + WAKE_ITEMS)
 		return true;
 	for (p = r->blocked_low; p < r->lead_from; p++)
-		if (!dsfs_tracker_at(plan_of(r), p, &idx))
-			bytes += dsfs_layout_size(s->cfg.layout, idx);
+		bytes += dsfs_sched_size_at_locked(s, r, p);
 	return bytes >= share / 8;
 }
 

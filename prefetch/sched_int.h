@@ -176,6 +176,10 @@ void dsfs_sched_publish_now_locked(struct dsfs_sched *s);
 /* Fetch each rank's lead again from its start: cached samples are found
  * (and handed on, or given their next use), the others fetched. */
 void dsfs_sched_rewalk_locked(struct dsfs_sched *s);
+/* Bytes of the sample at position p of r's current epoch (0 past the
+ * plan).  O(1). */
+uint64_t dsfs_sched_size_at_locked(const struct dsfs_sched *s,
+				   const struct srank *r, uint64_t p);
 /* The sample a path below SOURCE opens: 0 and *idx, or -ENOENT; *linked:
  * known only as a symlink's target. */
 int dsfs_sched_sample_of(const struct dsfs_sched *s, const char *path,

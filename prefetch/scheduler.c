@@ -38,9 +38,8 @@ void dsfs_sched_retire_locked(struct srank *r)
 	r->t = NULL;
 }
 
-/* Bytes of the sample at position p of r's current epoch (0 past the
- * plan).  Called with s->lock held. */
-static uint64_t size_at(struct dsfs_sched *s, struct srank *r, uint64_t p)
+uint64_t dsfs_sched_size_at_locked(const struct dsfs_sched *s,
+				   const struct srank *r, uint64_t p)
 {
 	uint64_t idx;
 
@@ -66,10 +65,10 @@ static void lead_move_locked(struct dsfs_sched *s, struct srank *r,
 	} else if (recount || low < r->lead_from) {
 		r->lead_bytes = 0;
 		for (p = low; p < r->fetched; p++)
-			r->lead_bytes += size_at(s, r, p);
+			r->lead_bytes += dsfs_sched_size_at_locked(s, r, p);
 	} else {
 		for (p = r->lead_from; p < low; p++)
-			r->lead_bytes -= size_at(s, r, p);
+			r->lead_bytes -= dsfs_sched_size_at_locked(s, r, p);
 	}
 	r->lead_from = low;
 }
@@ -357,16 +356,17 @@ static void seek_poll_locked(struct dsfs_sched *s)
  * as 28.9% in some runs.
  */
 #define SIZES_SAMPLED 64
-static void sizes_sample(struct dsfs_sched *s, struct opened *o)
+static void sizes_sample(struct dsfs_sched *s)
 {
 	uint64_t n = dsfs_layout_count(s->cfg.layout), i, size[SIZES_SAMPLED];
+	struct opened o = { .fd = -1 };
 	uint64_t step = n > SIZES_SAMPLED ? n / SIZES_SAMPLED : 1;
 	uint32_t k = 0, j;
 
 	for (i = 0; i < n && k < SIZES_SAMPLED; i += step) {
 		if (dsfs_layout_pending(s->cfg.layout, i)) {
-			dsfs_sched_settle_sample(s, i, o);
-			dsfs_sched_opened_close(o);
+			dsfs_sched_settle_sample(s, i, &o);
+			dsfs_sched_opened_close(&o);
 		}
 		size[k++] = dsfs_layout_size(s->cfg.layout, i);
 	}
@@ -634,9 +634,7 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 	/* Nothing is planned until an access places the loader. */
 	dsfs_cache_set_now(s->cfg.cache, DSFS_CACHE_NEVER);
 	if (!err) {
-		struct opened o = { .fd = -1 };
-
-		sizes_sample(s, &o);
+		sizes_sample(s);
 		err = -pthread_create(&s->thread, NULL, sched_thread, s);
 	}
 	if (err) {
