@@ -20,8 +20,7 @@
 #include "sampler.h"
 #include "seek.h"
 
-#define SEEK_WANT 32	    /* first opens collected at least ... */
-#define SEEK_HEADS 16	    /* ... the epoch's first sample among the first */
+#define SEEK_WANT 32	    /* first opens collected at least */
 #define SEEK_FALSE_MAX 1e-3 /* more opens while wrong seeds could pass */
 #define SEEK_KEEP_MAX (1u << 20) /* opens kept while a search runs */
 
@@ -40,6 +39,8 @@ struct dsfs_seek {
 	uint32_t nobserved;
 	uint32_t *kept;			/* opens after `observed`, searching */
 	uint32_t nkept, capkept;
+	uint32_t want;			/* opens to collect; 0: the default */
+	bool retried;			/* this epoch's search runs again */
 	struct dsfs_discover *d;	/* the running search, or NULL */
 	pthread_mutex_t rlock;		/* protects retired */
 	struct retired *retired;
@@ -142,6 +143,8 @@ static void new_epoch(struct dsfs_seek *s)
 	s->nobserved = s->nkept = 0;
 	s->nopens = 0;
 	s->found = false;
+	s->want = 0;
+	s->retried = false;
 }
 
 /* Positions of the epoch's first permutation that it reads: what a search
@@ -156,10 +159,10 @@ static uint64_t head_len(const struct dsfs_seek *s)
 static void search_cfg(const struct dsfs_seek *s, struct dsfs_discover_cfg *dc)
 {
 	uint32_t room = (uint32_t)(head_len(s) - s->nobserved);
-	/* Local ranks start apart: the first one's first sample may come
-	 * after many of the others'. */
-	uint32_t heads = s->cfg.models & DSFS_DISCOVER_DISTRIBUTED ?
-				 DSFS_DISCOVER_MAX_HEADS : SEEK_HEADS;
+	/* The epoch's first sample may come after many others: a worker (or,
+	 * distributed, a local rank) that starts late opens its first batch
+	 * after the others opened theirs. */
+	uint32_t heads = DSFS_DISCOVER_MAX_HEADS;
 
 	memset(dc, 0, sizeof(*dc));
 	dc->n = (uint32_t)s->cfg.n;
@@ -195,6 +198,8 @@ static void maybe_start(struct dsfs_seek *s)
 
 	if (want > len / 4)
 		want = len / 4;
+	if (s->want)
+		want = s->want;
 	if (s->nobserved < (want < 2 ? 2 : want))
 		return;
 	search_cfg(s, &dc);
@@ -294,6 +299,38 @@ static int follow(struct dsfs_seek *s, uint32_t seed, struct dsfs_tracker **t)
 	return 0;
 }
 
+/*
+ * After a search that found nothing: once more over the epoch's first
+ * DSFS_DISCOVER_MAX_HEADS opens (with the ones kept meanwhile), when the
+ * first search saw fewer.  A worker that starts late opens its first sample
+ * after the others' whole batches: the epoch's first sample was not among
+ * the opens searched.  False when there is nothing more to search.
+ */
+static bool retry(struct dsfs_seek *s)
+{
+	uint64_t len = head_len(s);
+	uint32_t want = len / 2 < DSFS_DISCOVER_MAX_HEADS ?
+				(uint32_t)(len / 2) : DSFS_DISCOVER_MAX_HEADS;
+	uint32_t i;
+
+	if (s->retried || s->nobserved >= want)
+		return false;
+	s->retried = true;
+	dsfs_info("plan: epoch %llu: no seed matches the epoch's first %u opens; searching again over its first %u",
+		  (unsigned long long)s->epoch, s->nobserved, want);
+	for (i = 0; i < s->nkept && s->nobserved < DSFS_DISCOVER_MAX_OBSERVED;
+	     i++)
+		s->observed[s->nobserved++] = s->kept[i];
+	if (i < s->nkept)
+		memmove(s->kept, s->kept + i,
+			(s->nkept - i) * sizeof(*s->kept));
+	s->nkept -= i;
+	s->want = want;
+	s->state = DSFS_SEEK_COLLECTING;
+	maybe_start(s);
+	return true;
+}
+
 int dsfs_seek_poll(struct dsfs_seek *s, struct dsfs_tracker **t,
 		   uint32_t *seed)
 {
@@ -306,6 +343,8 @@ int dsfs_seek_poll(struct dsfs_seek *s, struct dsfs_tracker **t,
 	dsfs_discover_result(s->d, &r);
 	s->search_seconds += r.seconds;
 	retire(s);
+	if (r.status == -ENOENT && retry(s))
+		return 0;
 	if (r.status) {
 		s->state = DSFS_SEEK_FAILED;
 		s->nkept = 0;
