@@ -109,6 +109,26 @@ static bool near_followers(const struct dsfs_reader_open *o, uint64_t at)
 }
 
 /*
+ * Where o lands for processes following at `at`: at its read in the next
+ * epoch when its next read is one this epoch passed unseen, more than
+ * o->near behind them, and the next epoch's lands near them (readers.h).
+ * A loader's process opens nothing that far behind the others in an
+ * epoch; a new worker opens the next epoch's first batches.
+ */
+static struct dsfs_reader_open landing(const struct dsfs_reader_open *o,
+				       uint64_t at)
+{
+	struct dsfs_reader_open w = *o;
+
+	w.when = o->later;
+	if (o->when == DSFS_READERS_NOWHERE || at == DSFS_READERS_NOWHERE ||
+	    o->when >= at || at - o->when <= o->near ||
+	    o->later == DSFS_READERS_NOWHERE || !near_followers(&w, at))
+		w.when = o->when;
+	return w;
+}
+
+/*
  * Whether an open at plan time `when` moves process r on through the plan
  * a little: past its last open by at most o->span (r's first: anywhere),
  * and, unless r follows, near the followers.  A program reading in its own
@@ -129,7 +149,7 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 					   const struct dsfs_reader_open *o,
 					   uint64_t now_ns)
 {
-	struct dsfs_reader_open close = *o;
+	struct dsfs_reader_open close;
 	struct dsfs_reader *r;
 	uint64_t at, spread, margin;
 	bool on, was;
@@ -138,12 +158,16 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 		return DSFS_READER_FEED;
 	r = slot_of(rs, pid);
 	at = followers_at(rs, r, now_ns, false, &spread);
+	close = landing(o, at);
 	/* Far past them: only followers that still exist count.  A system
 	 * call each, on this path alone. */
-	if (at != DSFS_READERS_NOWHERE && !follows(r) && !near_followers(o, at))
+	if (at != DSFS_READERS_NOWHERE && !follows(r) &&
+	    !near_followers(&close, at)) {
 		at = followers_at(rs, r, now_ns, true, &spread);
-	on = placed(r, o, at);
-	r->when = o->when;
+		close = landing(o, at);
+	}
+	on = placed(r, &close, at);
+	r->when = close.when;
 	r->seen_ns = now_ns;
 	r->placed = r->placed << 1 | on;
 	if (r->opens < DSFS_READERS_HISTORY)

@@ -27,7 +27,11 @@
  * an epoch's end, into the next epoch).  When an epoch begins the caller
  * forgets every process but those judged other programs: the new epoch's
  * workers, whose first opens straddle two epochs' plan times, are judged
- * afresh, and meanwhile the other programs stay left out.
+ * afresh, and meanwhile the other programs stay left out.  Before that, as
+ * an epoch ends, a new worker opens samples of the next one: a sample the
+ * epoch passed unseen (pushed into the page cache and read there) has its
+ * next read far behind the followers in this epoch's plan times, and is
+ * placed at its read in the next epoch when that lands near them.
  *
  * When no other process follows (a wrong seed, a new job after the old
  * one ended) nothing is left out, and the trackers lose and find the
@@ -53,6 +57,7 @@
 /* Where an open lands in the plan (plan times: epoch * count + position). */
 struct dsfs_reader_open {
 	uint64_t when;		/* the sample's next read; NOWHERE: none */
+	uint64_t later;		/* its read in the next epoch; NOWHERE: none */
 	uint64_t span;		/* how far a process moves on, at most */
 	uint64_t near;		/* how far past the followers' place */
 };

@@ -544,6 +544,7 @@ static bool other_reader_locked(struct dsfs_sched *s, struct srank *r,
 	if (o.span < 64)
 		o.span = 64;
 	o.when = dsfs_tracker_place_of(r->t, idx);
+	o.later = dsfs_tracker_use_after(r->t, idx, 0);
 	v = dsfs_readers_note(&s->readers, pid, &o, s->last_report_ns);
 	if (v == DSFS_READER_FEED)
 		return false;

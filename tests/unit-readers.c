@@ -7,7 +7,8 @@
  * over each other's batches, new ones each epoch.  Nothing is left out
  * with no follower, nor for pid 0; a process per file is left out too.
  * Another program stays left out when an epoch begins, and a newcomer far
- * past the followers' spread is left out while new.
+ * past the followers' spread is left out while new.  The next epoch's new
+ * worker, opening samples the epoch ending passed unseen (pushed), is fed.
  */
 #include "config.h"
 
@@ -39,11 +40,14 @@ static uint64_t anywhere(void)
 	return at + x % (2 * COUNT);
 }
 
-/* One open of pid at plan time when, a millisecond after the last. */
-static enum dsfs_reader_verdict note(struct dsfs_readers *rs, uint32_t pid,
-				     uint64_t when)
+/* One open of pid at plan time when (later: its read in the next epoch),
+ * a millisecond after the last. */
+static enum dsfs_reader_verdict note_later(struct dsfs_readers *rs,
+					   uint32_t pid, uint64_t when,
+					   uint64_t later)
 {
-	struct dsfs_reader_open o = { when, SPAN, NEAR };
+	struct dsfs_reader_open o = { .when = when, .later = later,
+				      .span = SPAN, .near = NEAR };
 	enum dsfs_reader_verdict v;
 
 	now += MS;
@@ -53,6 +57,12 @@ static enum dsfs_reader_verdict note(struct dsfs_readers *rs, uint32_t pid,
 	if (v == DSFS_READER_FEED && when > front && when - front < COUNT / 4)
 		front = when;
 	return v;
+}
+
+static enum dsfs_reader_verdict note(struct dsfs_readers *rs, uint32_t pid,
+				     uint64_t when)
+{
+	return note_later(rs, pid, when, DSFS_READERS_NOWHERE);
 }
 
 /* n opens of pid at when, when + step, ... (step 0: anywhere); how many
@@ -304,6 +314,46 @@ static void test_newcomer_margin(void)
 	CHECK(!opens_at(&rs, 301, at + 64 + 128, 8, DSFS_READERS_JUDGE));
 }
 
+/*
+ * An epoch ends with push: the next epoch's new worker opens its batch
+ * (every 8th sample reaches dsfs) while the old workers read the last
+ * samples of this one.  A sample this epoch read through dsfs has its next
+ * read in the next epoch; one it passed unseen (pushed) has it anywhere in
+ * this epoch, behind the loader.  The worker is fed, never judged another
+ * program; tar, its opens as unseen anywhere, still is.
+ */
+static void test_pushed_epoch_end(void)
+{
+	struct dsfs_readers rs;
+	unsigned i, left = 0, news = 0;
+	enum dsfs_reader_verdict v;
+	uint64_t later;
+
+	reset(&rs);
+	CHECK(!loader(&rs, 100, COUNT - 64));
+	for (i = 0; i < 64; i++) {
+		if (i % 8 == 0)
+			CHECK(!loader(&rs, 100, 8));
+		later = COUNT + 8 * i;
+		v = note_later(&rs, 101, i % 8 ? anywhere() % at : later,
+			       later);
+		left += v != DSFS_READER_FEED;
+		news += v == DSFS_READER_LEAVE_NEW;
+	}
+	CHECK(left == 0 && news == 0);
+	reset(&rs);
+	left = news = 0;
+	CHECK(!loader(&rs, 100, COUNT - 256));
+	for (i = 0; i < 256; i++) {
+		CHECK(!loader(&rs, 100, 1));
+		v = note_later(&rs, 200, anywhere() % at,
+			       COUNT + anywhere() % COUNT);
+		left += v != DSFS_READER_FEED;
+		news += v == DSFS_READER_LEAVE_NEW;
+	}
+	CHECK(left >= 230 && news == 1);
+}
+
 int main(void)
 {
 	test_epoch_change();
@@ -314,5 +364,6 @@ int main(void)
 	test_workers();
 	test_recovers();
 	test_many();
+	test_pushed_epoch_end();
 	return UNIT_DONE();
 }
