@@ -151,6 +151,16 @@ void dsfs_cache_set_after(struct dsfs_cache *c, struct dsfs_cache_entry *e,
  * kernel's page cache once, so a read of them that reaches the daemon
  * means the kernel dropped them.  Relaxed. */
 bool dsfs_cache_pushed(const struct dsfs_cache_entry *e);
+/* The plan fills pinned e (dsfs_cache_by_plan: whether it ever did).
+ * Relaxed; no lock. */
+void dsfs_cache_set_by_plan(struct dsfs_cache_entry *e);
+bool dsfs_cache_by_plan(const struct dsfs_cache_entry *e);
+/* The plan would have pushed pinned e's bytes into the kernel's page
+ * cache, but found them cached by a reader's READ and held them back: the
+ * kernel was taken to hold them.  dsfs_cache_held: whether that ever
+ * happened.  Relaxed; no lock. */
+void dsfs_cache_set_held(struct dsfs_cache_entry *e);
+bool dsfs_cache_held(const struct dsfs_cache_entry *e);
 
 /*
  * Memory of an entry: capacity bytes (whole pages) in up to

@@ -356,6 +356,26 @@ bool dsfs_cache_pushed(const struct dsfs_cache_entry *e)
 	return __atomic_load_n(&e->pushed, __ATOMIC_RELAXED);
 }
 
+void dsfs_cache_set_by_plan(struct dsfs_cache_entry *e)
+{
+	__atomic_store_n(&e->by_plan, 1, __ATOMIC_RELAXED);
+}
+
+bool dsfs_cache_by_plan(const struct dsfs_cache_entry *e)
+{
+	return __atomic_load_n(&e->by_plan, __ATOMIC_RELAXED);
+}
+
+void dsfs_cache_set_held(struct dsfs_cache_entry *e)
+{
+	__atomic_store_n(&e->held, 1, __ATOMIC_RELAXED);
+}
+
+bool dsfs_cache_held(const struct dsfs_cache_entry *e)
+{
+	return __atomic_load_n(&e->held, __ATOMIC_RELAXED);
+}
+
 unsigned dsfs_cache_iov(struct dsfs_cache *c, const struct dsfs_cache_entry *e,
 			uint32_t off, uint32_t len, struct iovec *iov)
 {

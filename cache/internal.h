@@ -46,9 +46,12 @@ struct dsfs_cache_entry {
 	int error;			/* FAILED: the fill's -errno */
 	/* CLOCK's referenced bit: relaxed atomic, no lock (a hint). */
 	uint8_t referenced;
-	/* Its bytes were pushed into the kernel's page cache (set_after):
-	 * relaxed atomic, a hint. */
+	/* Its bytes were pushed into the kernel's page cache (set_after),
+	 * fetched by the plan (set_by_plan), held back from a push as the
+	 * kernel's already (set_held): relaxed atomics, hints. */
 	uint8_t pushed;
+	uint8_t by_plan;
+	uint8_t held;
 	/* Protected by c->policy; `when` is also read relaxed by hits to
 	 * see whether it changes.  Unplanned entries (when ==
 	 * DSFS_CACHE_NEVER) sit on the CLOCK ring, planned ones in the

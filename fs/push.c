@@ -21,9 +21,11 @@
  * name, is served from the cache by READs instead.
  *
  * A read that reaches the daemon for a chunk once pushed means the kernel
- * dropped it (fs/read.c): the plan then offers the chunks it finds cached
- * too, until the loader's next epoch (dsfs_sched_repush), each only as
- * the queue has room.
+ * dropped it (fs/read.c); so does one for a chunk the plan found cached
+ * and held back as the kernel's already (filled by a READ: another
+ * reader's eviction kept it from its push).  The plan then offers the
+ * chunks it finds cached too, until the loader's next epoch
+ * (dsfs_sched_repush), each only as the queue has room.
  *
  * A chunk whose planned read came first (a loader level with the plan,
  * served by READ) is not pushed: the copy would be for nothing, and would

@@ -521,16 +521,22 @@ static bool grew_past(struct dsfs_fs *fs, struct dsfs_inode *in, uint64_t pos)
 /*
  * Whether this read, about to be answered, is of bytes once pushed into
  * the kernel's page cache: then the kernel dropped them (memory pressure,
- * a drop of caches).  Asked before the reply: a push of the same pages
+ * a drop of caches).  Or, read from the file's start, of bytes held back
+ * from a push as the kernel's already: then it never had them, or dropped
+ * them (another reader's eviction kept them from their push, the loader's
+ * READs filled them, and this epoch's plan found them cached).  Only from
+ * the start: the plan may hold back, for its next read, a file the loader
+ * is still reading.  Asked before the reply: a push of the same pages
  * waits for this read's page locks, and must not count.
  */
 static bool pushed_before(const struct dsfs_fs *fs, const struct piece *p,
-			  unsigned n)
+			  unsigned n, off_t off)
 {
 	unsigned i;
 
 	for (i = 0; fs->push && i < n; i++)
-		if (p[i].e && dsfs_cache_pushed(p[i].e))
+		if (p[i].e && (dsfs_cache_pushed(p[i].e) ||
+			       (off == 0 && dsfs_cache_held(p[i].e))))
 			return true;
 	return false;
 }
@@ -590,7 +596,7 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			}
 			total += p[i].len;
 		}
-		dropped = pushed_before(fs, p, n);
+		dropped = pushed_before(fs, p, n, off);
 		fuse_reply_iov(req, iov, (int)niov);
 		if (dropped)
 			note_dropped(fs);

@@ -125,16 +125,25 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 	if (err == DSFS_CACHE_HIT) {
 		/* Cached, and the kernel drops what it is given: again; if
 		 * that has no room now, wait for the loader as for the cache
-		 * (the lead walked again would otherwise overflow it). */
-		if (repush && filled && s->cfg.filled &&
-		    dsfs_cache_len(e) == len &&
-		    !s->cfg.filled(s->cfg.filled_arg, &k, len, size,
-				   dsfs_cache_when(e), after))
+		 * (the lead walked again would otherwise overflow it).
+		 * Otherwise the kernel is taken to hold it; when a reader's
+		 * READ filled it (not the plan: its bytes were pushed, or
+		 * are a sentinel's, read this epoch), a READ of it from the
+		 * file's start that still reaches the daemon says the kernel
+		 * does not (fs/read.c). */
+		if (!repush && filled && s->cfg.filled &&
+		    !dsfs_cache_by_plan(e))
+			dsfs_cache_set_held(e);
+		else if (repush && filled && s->cfg.filled &&
+			 dsfs_cache_len(e) == len &&
+			 !s->cfg.filled(s->cfg.filled_arg, &k, len, size,
+					dsfs_cache_when(e), after))
 			err = -ENOSPC;
 		dsfs_cache_unpin(s->cfg.cache, e);
 	}
 	if (err != DSFS_CACHE_FILL)
 		return err == -ENOSPC ? err : 0; /* cached or being fetched */
+	dsfs_cache_set_by_plan(e);
 	f = malloc(sizeof(*f));
 	err = f ? dsfs_fdpool_get(s->cfg.fdpool, key, adopt_fd, fd, &req->fd)
 		: -ENOMEM;
@@ -253,7 +262,7 @@ int dsfs_sched_fetch_sample(struct dsfs_sched *s, struct batch *b,
 		size = (uint64_t)o->st.st_size;
 		for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
 			err = fetch_chunk(s, b, &key, &o->fd, size, c,
-					  pk->when, pk->after, pk->push,
+					  pk->use, pk->after, pk->push,
 					  pk->repush);
 	}
 	dsfs_sched_opened_close(o);

@@ -113,6 +113,8 @@ struct pick {
 	struct srank *r;
 	uint64_t pos, idx, when, size, epoch;
 	uint64_t after;		/* dsfs_tracker_use_after */
+	uint64_t use;		/* its entries' next use: `when`, or the
+				   sample's read before it */
 	bool repush;		/* s->repush when picked */
 	bool push;		/* its data may go to the page cache: see
 				   scheduler.c's pushable_locked */

@@ -194,10 +194,9 @@ uint64_t dsfs_sched_next_use_locked(struct dsfs_sched *s, uint64_t idx)
  * kernel this epoch, and the plan would stop seeing the loader.  Called
  * with s->lock held.
  */
-static bool pushable_locked(struct dsfs_sched *s, const struct pick *pk)
+static bool pushable_locked(const struct pick *pk, uint64_t next_use)
 {
-	return pk->pos % pk->r->every != 0 &&
-	       dsfs_sched_next_use_locked(s, pk->idx) >= pk->when;
+	return pk->pos % pk->r->every != 0 && next_use >= pk->when;
 }
 
 /*
@@ -211,7 +210,7 @@ static bool pushable_locked(struct dsfs_sched *s, const struct pick *pk)
 static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 			uint64_t *settle)
 {
-	uint64_t share = s->cfg.lead_bytes / s->nranks, idx, when;
+	uint64_t share = s->cfg.lead_bytes / s->nranks, idx, when, next_use;
 	struct srank *r;
 	uint32_t i;
 
@@ -228,14 +227,20 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 		when = dsfs_tracker_time(plan_of(r), r->fetched);
 		if (pk->r && when >= pk->when)
 			continue;
-		*pk = (struct pick){ r, r->fetched, idx, when,
-				     dsfs_layout_size(s->cfg.layout, idx),
-				     r->epoch, 0, s->repush, false };
+		*pk = (struct pick){ .r = r, .pos = r->fetched, .idx = idx,
+				     .when = when,
+				     .size = dsfs_layout_size(s->cfg.layout,
+							      idx),
+				     .epoch = r->epoch, .repush = s->repush };
 	}
 	if (!pk->r)
 		return false;
 	pk->after = dsfs_tracker_use_after(plan_of(pk->r), pk->idx, pk->pos);
-	pk->push = pushable_locked(s, pk);
+	next_use = dsfs_sched_next_use_locked(s, pk->idx);
+	pk->push = pushable_locked(pk, next_use);
+	/* A lead reaching into the next epoch meets samples this one still
+	 * reads: their entries' next use stays this epoch's. */
+	pk->use = next_use < pk->when ? next_use : pk->when;
 	if (dsfs_layout_pending(s->cfg.layout, pk->idx)) {
 		/* its size first: see dsfs_sched_settle_sample */
 		*settle = pk->idx;
