@@ -311,15 +311,23 @@ static bool retry(struct dsfs_seek *s)
 	uint64_t len = head_len(s);
 	uint32_t want = len / 2 < DSFS_DISCOVER_MAX_HEADS ?
 				(uint32_t)(len / 2) : DSFS_DISCOVER_MAX_HEADS;
-	uint32_t i;
+	uint32_t i, j, more;
 
 	if (s->retried || s->nobserved >= want)
 		return false;
+	/* The kept opens that join the observed ones: a sample twice among
+	 * them (num_samples past n draws repeats) cannot be searched. */
+	more = want - s->nobserved < s->nkept ? want - s->nobserved : s->nkept;
+	for (i = 0; i < more; i++)
+		for (j = 0; j < s->nobserved + i; j++)
+			if ((j < s->nobserved ? s->observed[j] :
+						s->kept[j - s->nobserved]) ==
+			    s->kept[i])
+				return false;
 	s->retried = true;
 	dsfs_info("plan: epoch %llu: no seed matches the epoch's first %u opens; searching again over its first %u",
 		  (unsigned long long)s->epoch, s->nobserved, want);
-	for (i = 0; i < s->nkept && s->nobserved < DSFS_DISCOVER_MAX_OBSERVED;
-	     i++)
+	for (i = 0; i < more; i++)
 		s->observed[s->nobserved++] = s->kept[i];
 	if (i < s->nkept)
 		memmove(s->kept, s->kept + i,
