@@ -534,9 +534,12 @@ static bool pushed_before(const struct dsfs_fs *fs, const struct piece *p,
 {
 	unsigned i;
 
-	for (i = 0; fs->push && i < n; i++)
-		if (p[i].e && (dsfs_cache_pushed(p[i].e) ||
-			       (off == 0 && dsfs_cache_held(p[i].e))))
+	if (!fs->push)
+		return false;
+	if (off == 0 && n && p[0].e && dsfs_cache_held(p[0].e))
+		return true;
+	for (i = 0; i < n; i++)
+		if (p[i].e && dsfs_cache_pushed(p[i].e))
 			return true;
 	return false;
 }
