@@ -23,6 +23,18 @@ static bool follows(const struct dsfs_reader *r)
 	       (unsigned)__builtin_popcount(r->placed) * 4 > r->opens;
 }
 
+/* Whether r follows closely enough to judge others by: three quarters of
+ * its last opens placed.  A loader's process places nearly all; a new
+ * job's process, opening samples anywhere in a small epoch (a few hundred
+ * samples: one in six lands within span of its last open), places more
+ * than a quarter of its first opens now and then, and would judge the
+ * job's other processes, which start with it, another program. */
+static bool leads(const struct dsfs_reader *r)
+{
+	return r->opens >= DSFS_READERS_JUDGE &&
+	       (unsigned)__builtin_popcount(r->placed) * 4 >= r->opens * 3;
+}
+
 /* Whether r is judged another program: judged (JUDGE opens while another
  * process followed) and not following since. */
 static bool judged_other(const struct dsfs_reader *r)
@@ -71,7 +83,7 @@ static struct dsfs_reader *slot_of(struct dsfs_readers *rs, uint32_t pid)
 
 /*
  * Where the processes other than r that follow the plan are: the furthest
- * plan time of those judged, not missing on, that placed an open lately;
+ * plan time of those that lead (leads()) and placed an open lately;
  * DSFS_READERS_NOWHERE when none does.  Foreign opens fed to a tracker
  * move its frontier, so a newcomer is placed against this instead.
  */
@@ -87,7 +99,7 @@ static uint64_t followers_at(const struct dsfs_readers *rs,
 
 		if (o == r || !o->pid || !o->placed_ns ||
 		    now_ns - o->placed_ns > DSFS_READERS_FOLLOW_NS ||
-		    !follows(o) || o->when == DSFS_READERS_NOWHERE ||
+		    !leads(o) || o->when == DSFS_READERS_NOWHERE ||
 		    (check_alive && rs->alive && !rs->alive(o->pid)))
 			continue;
 		if (at == DSFS_READERS_NOWHERE || o->when > at)
@@ -157,15 +169,13 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 	if (!pid)
 		return DSFS_READER_FEED;
 	r = slot_of(rs, pid);
-	at = followers_at(rs, r, now_ns, false, &spread);
+	/* A process not following is judged against followers that still
+	 * exist: a job that ended within FOLLOW_NS follows no more, and the
+	 * next one's opens, some landing near where it was, are fed.  A
+	 * system call for each follower, on this path alone: a loader's
+	 * processes follow. */
+	at = followers_at(rs, r, now_ns, !follows(r), &spread);
 	close = landing(o, at);
-	/* Far past them: only followers that still exist count.  A system
-	 * call each, on this path alone. */
-	if (at != DSFS_READERS_NOWHERE && !follows(r) &&
-	    !near_followers(&close, at)) {
-		at = followers_at(rs, r, now_ns, true, &spread);
-		close = landing(o, at);
-	}
 	on = placed(r, &close, at);
 	r->when = close.when;
 	r->seen_ns = now_ns;

@@ -16,7 +16,8 @@
  * window).  A DataLoader worker reads its batches in order (with push,
  * every 8th sample reaches dsfs) and jumps over the other workers' batches
  * between its own; another program's opens land anywhere.  While another
- * process follows the plan, an open of a process new to it (fewer than
+ * process follows the plan closely (three quarters of its last opens
+ * placed, and it still exists), an open of a process new to it (fewer than
  * DSFS_READERS_JUDGE opens) is left out when it lands more than `near`
  * past the followers' place, and every open of a process judged another
  * program (at most a quarter of its last opens placed) is left out.  A
@@ -79,10 +80,11 @@ struct dsfs_readers {
 				   placed open of a process following;
 				   0: none */
 	/* Whether process pid still exists; NULL: every one does.  Asked
-	 * only of followers when an open lands far past them: a loader's
-	 * workers that ended (a DataLoader without persistent workers, at
-	 * an epoch's end or a break out of it) follow no more, and the next
-	 * epoch's new workers, whose opens land at its start, are fed. */
+	 * of the followers for each open of a process not following: a
+	 * loader's workers that ended (a DataLoader without persistent
+	 * workers, at an epoch's end or a break out of it, or the whole job)
+	 * follow no more, and the next epoch's new workers, whose opens land
+	 * at its start, or the next job's, landing anywhere, are fed. */
 	bool (*alive)(uint32_t pid);
 };
 

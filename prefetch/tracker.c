@@ -401,6 +401,34 @@ static uint32_t early_votes(const struct dsfs_tracker *t)
 	return v > EARLY_VOTES ? EARLY_VOTES : v < 2 ? 2 : (uint32_t)v;
 }
 
+/*
+ * Accesses in plan in a row that show the tracker follows the loader, and
+ * empty the ring of misses: EARLY_VOTES, or in a small epoch, whose window
+ * places an open anywhere in it with a chance of about 3W / count (three
+ * quarters of an epoch of 400 samples), as many as chance makes in a row
+ * less than once in 2^24 (at most 128).  A new job starting at another
+ * epoch would otherwise empty the ring of its first misses, which show
+ * where it started, and be found only at its next epoch.
+ */
+static uint32_t follow_run(struct dsfs_tracker *t)
+{
+	double p, x = 1;
+	uint32_t run = 0;
+
+	if (t->follow_for == t->cur.count && t->follow_run)
+		return t->follow_run;
+	p = t->cur.count ? 3.0 * t->window / (double)t->cur.count : 1;
+	if (p > 7.0 / 8)
+		p = 7.0 / 8;
+	while (run < EARLY_VOTES || (x > 1.0 / (1 << 24) && run < 128)) {
+		x *= p;
+		run++;
+	}
+	t->follow_for = t->cur.count;
+	t->follow_run = run;
+	return run;
+}
+
 /* One access while tracking or lost. */
 static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 {
@@ -418,7 +446,7 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 			dsfs_tracker_mark_seen(t, p);
 			t->nvotes = 0;
 			record(t, false);
-			if (++t->plan_run >= EARLY_VOTES)
+			if (++t->plan_run >= follow_run(t))
 				t->nring = t->ring_pos = 0;
 			return DSFS_TRACK_IN_PLAN;
 		}

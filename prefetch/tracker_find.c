@@ -266,8 +266,9 @@ static void move_on(struct dsfs_tracker *t)
 /*
  * Remember a missed access among distinct ones: while tracking, the first
  * misses since the tracker last followed the loader (8 accesses in plan in
- * a row empty the ring), so that when misses make it lost they show where
- * the loader went, near that epoch's start; while lost, the last ones.
+ * a row empty the ring, more in a small epoch: tracker.c's follow_run()),
+ * so that when misses make it lost they show where the loader went, near
+ * that epoch's start; while lost, the last ones.
  */
 void dsfs_tracker_ring_add(struct dsfs_tracker *t, uint64_t idx)
 {

@@ -94,12 +94,12 @@ static void reset(struct dsfs_readers *rs)
 	front = at = 0;
 }
 
-/* The processes that exist, for `alive`: all but the ended one. */
-static uint32_t ended_pid;
+/* The processes that exist, for `alive`: all but the ended ones. */
+static uint32_t ended_pid, ended_too;
 
 static bool alive(uint32_t pid)
 {
-	return pid != ended_pid;
+	return pid != ended_pid && pid != ended_too;
 }
 
 /* A loader's workers end (a break out of an epoch, no persistent
@@ -120,6 +120,48 @@ static void test_followers_ended(void)
 	CHECK(rs.alive == alive); /* kept across a clear */
 	dsfs_readers_clear(&rs);
 	CHECK(rs.alive == alive);
+}
+
+/*
+ * A job ends and the next starts within a second (t-ranks: the same job
+ * run again on the mount): its processes open samples anywhere in the
+ * plan, an eighth of them near where the ended job's were.  None is left
+ * out: the ended processes follow no more, wherever an open lands.
+ */
+static void test_next_job(void)
+{
+	struct dsfs_readers rs;
+
+	reset(&rs);
+	rs.alive = alive;
+	ended_pid = ended_too = 0;
+	CHECK(!loader(&rs, 100, 200));
+	CHECK(!loader(&rs, 101, 200));
+	ended_pid = 100;
+	CHECK(!loader(&rs, 101, 8)); /* the last batch */
+	ended_too = 101;
+	CHECK(!opens_at(&rs, 300, 0, 0, 64));
+	CHECK(!opens_at(&rs, 301, 0, 0, 64));
+	ended_pid = ended_too = 0;
+}
+
+/*
+ * A new job starts with no loader before it: its first process places
+ * three of its first eight opens by chance (in an epoch of a few hundred
+ * samples one in six lands within span of the last), then jumps about.
+ * That is not following closely enough to judge the job's next process,
+ * whose opens land far from it, another program.
+ */
+static void test_chance_follower(void)
+{
+	struct dsfs_readers rs;
+	unsigned i;
+
+	reset(&rs);
+	CHECK(!opens_at(&rs, 300, 1, 10, 3));
+	CHECK(!opens_at(&rs, 300, 2000, 700, 5));
+	for (i = 0; i < 16; i++)
+		CHECK(note(&rs, 301, 6000 + i * 600) == DSFS_READER_FEED);
 }
 
 /* A loader (pid 100) and tar (pid 200, its opens anywhere in the plan)
@@ -361,6 +403,8 @@ int main(void)
 	test_tar_beside_loader();
 	test_no_follower();
 	test_followers_ended();
+	test_next_job();
+	test_chance_follower();
 	test_workers();
 	test_recovers();
 	test_many();

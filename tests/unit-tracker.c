@@ -500,6 +500,41 @@ static void test_small_epochs(void)
 	dsfs_tracker_free(t);
 }
 
+/*
+ * A job of a small epoch (400 samples: the window places an open anywhere
+ * in three quarters of it) reads epochs 0 and 1, and the same job starts
+ * again at epoch 0.  Its opens, out of the tracker's epoch 2, make it lost;
+ * its first misses show epoch 0's start, and it is found there, not at the
+ * next epoch's: for every one of 64 loaders' timings.
+ */
+static void test_restart_small(void)
+{
+	enum { M = 400 };
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t count, k, e, late = 0, seed;
+	uint32_t pos[M], *o;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 77, 1);
+	for (seed = 1; seed <= 64; seed++) {
+		CHECK(dsfs_tracker_new(&c, M, 0, true, 0,
+				       dsfs_tracker_window_for(M), &t) == 0);
+		for (e = 0; e < 3; e++) {
+			o = unit_order(&c, M, e < 2 ? e : 0, 0, &count);
+			unit_simulate(count, W, B, P, 1, &seed, pos);
+			for (k = 0; k < count; k++)
+				dsfs_tracker_access(t, o[pos[k]]);
+			free(o);
+		}
+		dsfs_tracker_state(t, &st);
+		late += st.epoch != 0 || st.starts != 1 ||
+			st.detected != DSFS_TRACKER_DETECTED;
+		dsfs_tracker_free(t);
+	}
+	CHECK(late == 0);
+}
+
 int main(void)
 {
 	test_canon();
@@ -513,6 +548,7 @@ int main(void)
 	test_hidden();
 	test_stray_near_end();
 	test_recover();
+	test_restart_small();
 	test_use_after();
 	test_bad_args();
 	return UNIT_DONE();
