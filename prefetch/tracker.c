@@ -353,17 +353,39 @@ void dsfs_tracker_unlose(struct dsfs_tracker *t)
 }
 
 /*
+ * Positions at the end of this rank's order that DistributedSampler pads
+ * with the permutation's first samples (drop_last=False, n not a multiple
+ * of world): samples that other ranks read at the epoch's start.  On a
+ * mount following those ranks too, the kernel serves them the second time
+ * (pushed, or read there), so their opens never come: the epoch is over
+ * once the low-water mark reaches them.  0 for a group's tracker.
+ */
+static uint64_t padded_tail(const struct dsfs_tracker *t)
+{
+	uint64_t w = t->cfg.world, real;
+
+	if (t->cfg.kind != DSFS_SAMPLER_TORCH_DISTRIBUTED ||
+	    t->cfg.drop_last || t->group > 1 || w < 2 ||
+	    t->cur.count != dsfs_sampler_count(&t->cfg, t->n))
+		return 0;
+	real = t->n > t->rank ? (t->n - t->rank + w - 1) / w : 0;
+	return real < t->cur.count ? t->cur.count - real : 0;
+}
+
+/*
  * idx is not placeable in the current epoch: a vote for the next one when
  * it sits at that epoch's start.  Switches after `need` votes in a row
  * (lost, or the current epoch < 90% seen), 2 when it is >= 90% seen, 1 when
- * the low-water mark reached its end.
+ * the low-water mark reached its end (or its padding: padded_tail()).
  */
 static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 {
 	uint32_t p = next_start_pos(t, idx);
 
-	if (t->mode != DSFS_TRACKER_LOST && t->low >= t->cur.count)
-		need = 1;	/* all seen (or given up): the epoch is over */
+	if (t->mode != DSFS_TRACKER_LOST &&
+	    t->low + padded_tail(t) >= t->cur.count)
+		need = 1;	/* all seen (or given up, or padding): the
+				   epoch is over */
 	else if (t->mode != DSFS_TRACKER_LOST &&
 		 t->nfirst * 10 >= (t->cur.count - t->cur.ndups) * 9)
 		need = 2;	/* mostly seen (the files that several samples

@@ -169,7 +169,8 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * up (reads served by the page cache never
  * come): the low-water mark passes them.  NEXT_EPOCH when idx is not placeable but
  * sits in the first W positions of the next epoch, and: the low-water mark
- * reached the end of the current epoch; or it is >= 90% seen (its distinct
+ * reached the end of the current epoch (or a DistributedSampler's padding
+ * there, which the kernel may serve unseen); or it is >= 90% seen (its distinct
  * indices: a repeat is read from the page cache) and the access
  * before was such an access too (so that one stray cannot switch); or,
  * below 90%, on the 8th such access in a row (a sixteenth of a smaller

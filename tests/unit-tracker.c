@@ -535,6 +535,40 @@ static void test_restart_small(void)
 	CHECK(late == 0);
 }
 
+/*
+ * DistributedSampler pads 1,001 samples to 1,004 for world 4: ranks 1 to 3
+ * end on a padded position, a sample another rank read at the epoch's
+ * start, which the kernel then serves (its open never comes).  Rank 1
+ * reads three epochs but that last position: each next epoch begins at its
+ * first open, with no misprediction.
+ */
+static void test_padding_unseen(void)
+{
+	enum { M = 1001, WORLD = 4, RANK = 1 };
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t count, k, e, bad = 0;
+	uint32_t *o;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_DISTRIBUTED, 42, WORLD);
+	CHECK(dsfs_tracker_new(&c, M, RANK, false, 0,
+			       dsfs_tracker_window_for(251), &t) == 0);
+	for (e = 0; e < 3; e++) {
+		o = unit_order(&c, M, e, RANK, &count);
+		CHECK(count == 251);
+		for (k = 0; k + 1 < count; k++)
+			bad += dsfs_tracker_access(t, o[k]) !=
+			       (k == 0 && e > 0 ? DSFS_TRACK_NEXT_EPOCH :
+						  DSFS_TRACK_IN_PLAN);
+		free(o);
+	}
+	dsfs_tracker_state(t, &st);
+	CHECK(bad == 0);
+	CHECK(st.epoch == 2 && st.mispredictions == 0);
+	dsfs_tracker_free(t);
+}
+
 int main(void)
 {
 	test_canon();
@@ -549,6 +583,7 @@ int main(void)
 	test_stray_near_end();
 	test_recover();
 	test_restart_small();
+	test_padding_unseen();
 	test_use_after();
 	test_bad_args();
 	return UNIT_DONE();
