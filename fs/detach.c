@@ -59,6 +59,23 @@ static void gone(void)
 	_exit(1);
 }
 
+/* The kernel refused the filesystem (its INIT failed): the daemon's
+ * connection is gone, and it unmounts and exits.  Wait for that, 10 s at
+ * most, so that the mount point is as it was when the command returns
+ * (seen under load: still mounted as the command exited). */
+static void settle(void)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		pid_t r = waitpid(daemon_pid, NULL, WNOHANG);
+
+		if (r == daemon_pid || (r < 0 && errno != EINTR))
+			return;
+		usleep(10000);
+	}
+}
+
 /* The signals that stop a start: SIGINT, SIGTERM and SIGHUP. */
 static void stop_signals(sigset_t *set)
 {
@@ -113,6 +130,7 @@ static void wait_ready(int fd, const char *mountpoint, const sigset_t *old)
 	if (bad) {
 		fprintf(stderr, "dsfs: MOUNTPOINT %s: the kernel did not take the filesystem (%s); the daemon's messages are in the system log\n",
 			mountpoint, err ? strerror(err) : "not mounted");
+		settle();
 		_exit(1);
 	}
 	_exit(0);
