@@ -358,6 +358,13 @@ static void pace(struct dsfs_push *p, uint64_t t)
 		p->can_lower = false; /* as it is, from now on */
 }
 
+/* A sign that the push falls behind: its own priority for BEHIND_NS. */
+static void fell_behind(struct dsfs_push *p)
+{
+	__atomic_store_n(&p->behind_ns, now_ns() + BEHIND_NS,
+			 __ATOMIC_RELAXED);
+}
+
 /* Whether this thread, at nice p->nice, may go to LOW_NICE and back. */
 static bool may_lower(struct dsfs_push *p)
 {
@@ -390,9 +397,7 @@ static void *push_thread(void *arg)
 			pace(p, now_ns());
 			r = push_one(p, &it);
 			if (r == PUSH_LATE)
-				__atomic_store_n(&p->behind_ns,
-						 now_ns() + BEHIND_NS,
-						 __ATOMIC_RELAXED);
+				fell_behind(p);
 			pthread_mutex_lock(&p->lock);
 			push_after_locked(p, &it, r);
 			continue;
@@ -482,8 +487,7 @@ bool dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 	pthread_mutex_unlock(&p->lock);
 	if (!queued) {
 		dsfs_count(&p->fs->counters.push_skipped, 1);
-		__atomic_store_n(&p->behind_ns, now_ns() + BEHIND_NS,
-				 __ATOMIC_RELAXED);
+		fell_behind(p);
 	} else if (wake)
 		pthread_cond_signal(&p->wake);
 	return queued;

@@ -85,13 +85,18 @@ static struct dsfs_reader *slot_of(struct dsfs_readers *rs, uint32_t pid)
  * Where the processes other than r that follow the plan are: the furthest
  * plan time of those that lead (leads()) and placed an open lately;
  * DSFS_READERS_NOWHERE when none does.  Foreign opens fed to a tracker
- * move its frontier, so a newcomer is placed against this instead.
+ * move its frontier, so a newcomer is placed against this instead.  For
+ * r not following, only followers that still exist count: a job that
+ * ended within FOLLOW_NS follows no more, and the next one's opens, some
+ * landing near where it was, are fed.  A system call for each follower,
+ * on this path alone: a loader's processes follow.
  */
 static uint64_t followers_at(const struct dsfs_readers *rs,
 			     const struct dsfs_reader *r, uint64_t now_ns,
-			     bool check_alive, uint64_t *spread)
+			     uint64_t *spread)
 {
 	uint64_t at = DSFS_READERS_NOWHERE, lo = DSFS_READERS_NOWHERE;
+	bool check_alive = rs->alive && !follows(r);
 	unsigned i;
 
 	for (i = 0; i < DSFS_READERS_MAX; i++) {
@@ -100,7 +105,7 @@ static uint64_t followers_at(const struct dsfs_readers *rs,
 		if (o == r || !o->pid || !o->placed_ns ||
 		    now_ns - o->placed_ns > DSFS_READERS_FOLLOW_NS ||
 		    !leads(o) || o->when == DSFS_READERS_NOWHERE ||
-		    (check_alive && rs->alive && !rs->alive(o->pid)))
+		    (check_alive && !rs->alive(o->pid)))
 			continue;
 		if (at == DSFS_READERS_NOWHERE || o->when > at)
 			at = o->when;
@@ -169,12 +174,7 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 	if (!pid)
 		return DSFS_READER_FEED;
 	r = slot_of(rs, pid);
-	/* A process not following is judged against followers that still
-	 * exist: a job that ended within FOLLOW_NS follows no more, and the
-	 * next one's opens, some landing near where it was, are fed.  A
-	 * system call for each follower, on this path alone: a loader's
-	 * processes follow. */
-	at = followers_at(rs, r, now_ns, !follows(r), &spread);
+	at = followers_at(rs, r, now_ns, &spread);
 	close = landing(o, at);
 	on = placed(r, &close, at);
 	r->when = close.when;

@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -428,27 +429,19 @@ static uint32_t early_votes(const struct dsfs_tracker *t)
  * empty the ring of misses: EARLY_VOTES, or in a small epoch, whose window
  * places an open anywhere in it with a chance of about 3W / count (three
  * quarters of an epoch of 400 samples), as many as chance makes in a row
- * less than once in 2^24 (at most 128).  A new job starting at another
- * epoch would otherwise empty the ring of its first misses, which show
- * where it started, and be found only at its next epoch.
+ * less than once in 2^24 (at most 8 / (7/8): 125).  A new job starting at
+ * another epoch would otherwise empty the ring of its first misses, which
+ * show where it started, and be found only at its next epoch.
  */
-static uint32_t follow_run(struct dsfs_tracker *t)
+static uint32_t follow_run(const struct dsfs_tracker *t)
 {
-	double p, x = 1;
-	uint32_t run = 0;
+	double p = t->cur.count ? 3.0 * t->window / (double)t->cur.count : 1;
+	double run;
 
-	if (t->follow_for == t->cur.count && t->follow_run)
-		return t->follow_run;
-	p = t->cur.count ? 3.0 * t->window / (double)t->cur.count : 1;
 	if (p > 7.0 / 8)
 		p = 7.0 / 8;
-	while (run < EARLY_VOTES || (x > 1.0 / (1 << 24) && run < 128)) {
-		x *= p;
-		run++;
-	}
-	t->follow_for = t->cur.count;
-	t->follow_run = run;
-	return run;
+	run = ceil(-24.0 / log2(p));
+	return run > EARLY_VOTES ? (uint32_t)run : EARLY_VOTES;
 }
 
 /* One access while tracking or lost. */
@@ -468,7 +461,8 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 			dsfs_tracker_mark_seen(t, p);
 			t->nvotes = 0;
 			record(t, false);
-			if (++t->plan_run >= follow_run(t))
+			if (++t->plan_run >= EARLY_VOTES &&
+			    t->plan_run >= follow_run(t))
 				t->nring = t->ring_pos = 0;
 			return DSFS_TRACK_IN_PLAN;
 		}

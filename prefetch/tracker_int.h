@@ -116,9 +116,6 @@ struct dsfs_tracker {
 	uint32_t ring[DSFS_TRACKER_DETECT_SAMPLES]; /* last distinct accesses */
 	uint32_t nring, ring_pos, since_test;
 	uint32_t plan_run;		/* accesses in plan in a row */
-	uint32_t follow_run;		/* how many show the loader followed
-					   (tracker.c's follow_run()) ... */
-	uint64_t follow_for;		/* ... in an epoch of this count */
 	uint32_t recent[RECENT];	/* the last accesses, any result */
 	uint32_t recent_pos;
 	uint64_t lost_run;		/* accesses since lost or moved on */
