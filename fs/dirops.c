@@ -1,20 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Directory listing.  OPENDIR reads the whole backing directory into a
- * snapshot held by the file handle and closes the fd at once, so an open
- * directory costs memory (about 24 bytes plus the name per entry), never a
- * file descriptor.  READDIR(PLUS) serves the snapshot with offset = index;
- * the kernel keeps the listing cached (cache_readdir, keep_cache).  Entries
- * are exactly the backing entries, "." and ".." included: dsfs adds nothing.
+ * Directory listing, stateless: each READDIR(PLUS) opens the backing
+ * directory, seeks to the request's offset and reads on with getdents64,
+ * and each entry carries the backing filesystem's own offset (d_off) as its
+ * FUSE offset.  So a listing holds no memory and no file descriptor between
+ * requests, seekdir/telldir and changes during a listing behave as on
+ * SOURCE itself, and entries are exactly the backing entries, "." and ".."
+ * included: dsfs adds nothing.
  *
- * Threads: FUSE workers.  A snapshot is immutable after OPENDIR and freed
- * by RELEASEDIR, which the kernel sends after the last use of the handle.
+ * OPENDIR is answered ENOSYS where the kernel takes that (Linux >= 5.1),
+ * like OPEN: the kernel then stops sending OPENDIR and RELEASEDIR, and
+ * keeps every directory's listing cached (FOPEN_KEEP_CACHE and
+ * FOPEN_CACHE_DIR are its defaults without OPENDIR), so a warm listing
+ * (os.walk, ImageFolder indexing the tree each job) reaches the daemon not
+ * at all instead of twice per directory.  fresh.c drops a cached listing
+ * whose directory changes in SOURCE.
+ *
+ * Threads: FUSE workers; no shared state beyond the inode table.
  */
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,115 +33,34 @@
 #include "ident.h"
 #include "inodes.h"
 
-struct snap_ent {
-	uint64_t ino;
-	unsigned char type;	/* DT_* */
-	size_t name;		/* offset into names */
+/* getdents64's record (the kernel's struct linux_dirent64). */
+struct dent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
 };
-
-struct dir_snap {
-	size_t n, cap;
-	struct snap_ent *ents;
-	char *names;
-	size_t names_len, names_cap;
-};
-
-static void snap_free(struct dir_snap *s)
-{
-	if (!s)
-		return;
-	free(s->ents);
-	free(s->names);
-	free(s);
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
-static int snap_add(struct dir_snap *s, const struct dirent *d)
-{
-	size_t len = strlen(d->d_name) + 1;
-
-	if (grow((void **)&s->ents, &s->cap, s->n + 1, sizeof(*s->ents)) ||
-	    grow((void **)&s->names, &s->names_cap, s->names_len + len, 1))
-		return -ENOMEM;
-	s->ents[s->n++] = (struct snap_ent){ d->d_ino, d->d_type,
-					     s->names_len };
-	memcpy(s->names + s->names_len, d->d_name, len);
-	s->names_len += len;
-	return 0;
-}
-
-/* O(entries); called once per OPENDIR. */
-static int snap_read(struct dsfs_fs *fs, const struct dsfs_inode *in,
-		     struct dir_snap **out)
-{
-	struct dir_snap *s = calloc(1, sizeof(*s));
-	struct dirent *d;
-	DIR *dp;
-	int fd, err = 0;
-
-	if (!s)
-		return -ENOMEM;
-	fd = dsfs_inode_open(fs, in, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-	if (fd < 0) {
-		free(s);
-		return fd;
-	}
-	dp = fdopendir(fd);
-	if (!dp) {
-		err = -errno;
-		close(fd);
-		free(s);
-		return err;
-	}
-	for (errno = 0; !err && (d = readdir(dp)); errno = 0)
-		err = snap_add(s, d);
-	if (!err && errno)
-		err = -errno;
-	closedir(dp);
-	if (err) {
-		snap_free(s);
-		return err;
-	}
-	*out = s;
-	return 0;
-}
 
 void dsfs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct dir_snap *s = NULL;
-	int err = snap_read(dsfs_req_fs(req), dsfs_req_inode(req, ino), &s);
-
-	if (err) {
-		fuse_reply_err(req, -err);
+	(void)ino;
+	if (dsfs_req_fs(req)->no_opendir) {
+		fuse_reply_err(req, ENOSYS);
 		return;
 	}
-	fi->fh = (uintptr_t)s;
+	fi->fh = 0; /* nothing to hold: READDIR is stateless */
 	fi->cache_readdir = 1;
 	fi->keep_cache = 1;
-	if (fuse_reply_open(req, fi) == -ENOENT) /* interrupted */
-		snap_free(s);
+	fuse_reply_open(req, fi);
 }
 
+/* Only from kernels that send OPENDIR (see the file comment). */
 void dsfs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
-	snap_free((struct dir_snap *)(uintptr_t)fi->fh);
+	(void)ino;
+	(void)fi;
 	fuse_reply_err(req, 0);
 }
 
@@ -147,23 +75,23 @@ static bool is_dot(const char *name)
  * as the kernel does not link them.  0, or -errno (e.g. the name vanished).
  */
 static int plus_entry(struct dsfs_fs *fs, struct dsfs_inode *dir, int dirfd,
-		      const char *name, const struct snap_ent *se,
-		      struct fuse_entry_param *e, struct dsfs_inode **ref)
+		      const struct dent64 *d, struct fuse_entry_param *e,
+		      struct dsfs_inode **ref)
 {
 	struct stat st;
 	uint64_t gen;
 
 	*ref = NULL;
 	memset(e, 0, sizeof(*e));
-	if (is_dot(name)) {
-		e->attr.st_ino = se->ino;
-		e->attr.st_mode = (mode_t)se->type << 12;
+	if (is_dot(d->d_name)) {
+		e->attr.st_ino = d->d_ino;
+		e->attr.st_mode = (mode_t)d->d_type << 12;
 		return 0;
 	}
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	gen = dsfs_ident_gen(dirfd, name);
-	*ref = dsfs_inodes_ref_child(fs->inodes, dir, name, &st, gen);
+	gen = dsfs_ident_gen(dirfd, d->d_name);
+	*ref = dsfs_inodes_ref_child(fs->inodes, dir, d->d_name, &st, gen);
 	if (!*ref)
 		return -ENOMEM;
 	dsfs_fill_entry(fs, e, *ref, &st);
@@ -172,75 +100,112 @@ static int plus_entry(struct dsfs_fs *fs, struct dsfs_inode *dir, int dirfd,
 	return 0;
 }
 
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi, bool plus)
+/*
+ * Add one backing entry to the reply at *p (rem bytes left).  Returns the
+ * bytes it took, 0 if it was skipped (removed since getdents), more than
+ * rem if it did not fit (nothing added), or -errno.
+ */
+static ssize_t add_entry(fuse_req_t req, struct dsfs_inode *dir, int dirfd,
+			 const struct dent64 *d, char *p, size_t rem, bool plus)
 {
 	struct dsfs_fs *fs = dsfs_req_fs(req);
-	struct dir_snap *s = (struct dir_snap *)(uintptr_t)fi->fh;
+	struct fuse_entry_param e;
+	struct dsfs_inode *ref;
+	size_t need;
+	int err;
+
+	if (!plus) {
+		struct stat st = { .st_ino = d->d_ino,
+				   .st_mode = (mode_t)d->d_type << 12 };
+
+		return (ssize_t)fuse_add_direntry(req, p, rem, d->d_name, &st,
+						  d->d_off);
+	}
+	err = plus_entry(fs, dir, dirfd, d, &e, &ref);
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return err;
+	need = fuse_add_direntry_plus(req, p, rem, d->d_name, &e, d->d_off);
+	if (need > rem && ref) /* did not fit: undo its lookup reference */
+		dsfs_inodes_unref(fs->inodes, ref, 1);
+	return (ssize_t)need;
+}
+
+/*
+ * Fill buf (size bytes) with the entries from offset off on.  O(entries
+ * returned), plus at most one getdents64 buffer read and not used.
+ * Returns the bytes filled, or -errno if not even one entry could be.
+ */
+static ssize_t fill(fuse_req_t req, struct dsfs_inode *dir, int dirfd,
+		    off_t off, char *buf, size_t size, bool plus)
+{
+	char dbuf[8192] __attribute__((aligned(8)));
+	/* A plus entry takes 6 to 7 times a dirent's room: read about as
+	 * many as will fit (at least one of the longest name). */
+	size_t want = plus ? size / 4 : size, rem = size;
+	ssize_t n = 0, at = 0, took;
+
+	if (lseek(dirfd, off, SEEK_SET) < 0)
+		return -errno;
+	for (;;) {
+		const struct dent64 *d;
+
+		if (at == n) {
+			n = getdents64(dirfd, dbuf, want < 1024 ? 1024 :
+				       want > sizeof(dbuf) ? sizeof(dbuf) : want);
+			if (n <= 0)
+				return n < 0 && rem == size ? -errno :
+							       (ssize_t)(size - rem);
+			at = 0;
+		}
+		d = (const struct dent64 *)(dbuf + at);
+		at += d->d_reclen;
+		took = add_entry(req, dir, dirfd, d, buf + (size - rem), rem,
+				 plus);
+		if (took < 0)
+			return rem == size ? took : (ssize_t)(size - rem);
+		if ((size_t)took > rem)
+			return (ssize_t)(size - rem);
+		rem -= (size_t)took;
+	}
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       bool plus)
+{
+	struct dsfs_fs *fs = dsfs_req_fs(req);
 	struct dsfs_inode *dir = dsfs_req_inode(req, ino);
-	char *buf = malloc(size), *p = buf;
-	size_t rem = size, i;
-	int dirfd = -1, err = 0;
+	char *buf = malloc(size);
+	ssize_t n;
+	int dirfd;
 
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (plus) {
-		dirfd = dsfs_inode_open(fs, dir, O_PATH | O_DIRECTORY);
-		err = dirfd < 0 ? dirfd : 0;
-	}
-	for (i = (size_t)off; !err && i < s->n; i++) {
-		const char *name = s->names + s->ents[i].name;
-		struct fuse_entry_param e;
-		struct dsfs_inode *ref = NULL;
-		size_t need;
-
-		if (plus) {
-			int e_err = plus_entry(fs, dir, dirfd, name, &s->ents[i],
-					       &e, &ref);
-
-			if (e_err == -ENOENT)
-				continue; /* removed since OPENDIR */
-			if (e_err) {
-				err = e_err;
-				break;
-			}
-			need = fuse_add_direntry_plus(req, p, rem, name, &e,
-						      (off_t)i + 1);
-		} else {
-			struct stat st = { .st_ino = s->ents[i].ino,
-					   .st_mode = (mode_t)s->ents[i].type << 12 };
-
-			need = fuse_add_direntry(req, p, rem, name, &st,
-						 (off_t)i + 1);
-		}
-		if (need > rem) { /* did not fit: undo its lookup reference */
-			if (ref)
-				dsfs_inodes_unref(fs->inodes, ref, 1);
-			break;
-		}
-		p += need;
-		rem -= need;
-	}
+	dirfd = dsfs_inode_open(fs, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	n = dirfd < 0 ? dirfd : fill(req, dir, dirfd, off, buf, size, plus);
 	if (dirfd >= 0)
 		close(dirfd);
 	/* An error after some entries still returns those entries. */
-	if (err && p == buf)
-		fuse_reply_err(req, -err);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
 	else
-		fuse_reply_buf(req, buf, size - rem);
+		fuse_reply_buf(req, buf, (size_t)n);
 	free(buf);
 }
 
 void dsfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
-	do_readdir(req, ino, size, off, fi, false);
+	(void)fi;
+	do_readdir(req, ino, size, off, false);
 }
 
 void dsfs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 			 off_t off, struct fuse_file_info *fi)
 {
-	do_readdir(req, ino, size, off, fi, true);
+	(void)fi;
+	do_readdir(req, ino, size, off, true);
 }

@@ -95,6 +95,8 @@ struct dsfs_fs {
 	 * (relaxed atomic), and their count when the layout was listed. */
 	uint64_t names_changed, names_listed;
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
+	bool no_opendir;		/* the kernel takes ENOSYS for OPENDIR;
+					   set at INIT (dirops.c) */
 	uint64_t opens;			/* relaxed atomic: -o direct_io's
 					   opens so far, their handles */
 	bool readahead_tuned;		/* relaxed atomic: see readahead.c */

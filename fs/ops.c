@@ -7,7 +7,8 @@
  * request arrives here.  For speed the kernel is left to serve warm data on
  * its own: long timeouts, and OPEN answered ENOSYS so the kernel stops
  * sending OPEN/RELEASE and keeps each file's page cache (FLUSH is not
- * implemented, so libfuse answers ENOSYS to it too).  Reads arrive with the
+ * implemented, so libfuse answers ENOSYS to it too); OPENDIR likewise
+ * (dirops.c).  Reads arrive with the
  * node id only and are served by read.c.
  *
  * Threads: every FUSE worker enters here; state is reached through the
@@ -184,6 +185,8 @@ static void dsfs_op_init(void *userdata, struct fuse_conn_info *conn)
 			FUSE_CAP_ASYNC_READ;
 
 	conn->want |= conn->capable & want;
+	((struct dsfs_fs *)userdata)->no_opendir =
+		conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT;
 	/* Always READDIRPLUS: a listing is nearly always followed by stats
 	 * (os.walk, ImageFolder), which it saves one round trip each. */
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;

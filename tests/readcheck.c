@@ -20,6 +20,12 @@
  *   readcheck mmap BACKING MNT
  *	mmap every non-empty regular file through MNT (PROT_READ, MAP_PRIVATE)
  *	and memcmp it with the backing file, likewise mapped.
+ *   readcheck seekdir BACKING MNT
+ *	list the directory MNT with telldir(3) before each entry (the names
+ *	must be BACKING's), then seekdir(3) back to every third position,
+ *	last first, and readdir must give that position's entry again: once
+ *	from the kernel's cached listing, once after a drop of the page
+ *	cache (the offsets dsfs gave, read on from the backing directory).
  *
  * Threads: main walks the tree; in random mode the workers share only the
  * read-only file list and an atomic mismatch counter.  nftw() takes no
@@ -605,11 +611,82 @@ static int cmd_mmap(void)
 	return walk.n.mismatches ? 1 : 0;
 }
 
+/* One pass of seekdir checks over the recorded positions; mismatches. */
+static uint64_t seek_back(DIR *d, const long *pos, char *const *names,
+			  size_t n, const char *when)
+{
+	uint64_t bad = 0;
+	struct dirent *e;
+	size_t i;
+
+	for (i = n; i-- > 0;) {
+		if (i % 3)
+			continue;
+		seekdir(d, pos[i]);
+		e = readdir(d);
+		if (!e || strcmp(e->d_name, names[i])) {
+			mismatch("", "seekdir to entry %zu (%s): %s, expected %s",
+				 i, when, e ? e->d_name : "end", names[i]);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+static int cmd_seekdir(void)
+{
+	struct names m = { 0 };
+	long *pos = NULL;
+	struct dirent *e;
+	uint64_t bad = 0;
+	DIR *d;
+	int fd;
+
+	compare_dir("", walk.backing, walk.mnt);
+	d = opendir(walk.mnt);
+	if (!d) {
+		mismatch("", "opendir: %s", strerror(errno));
+		return 1;
+	}
+	for (;;) {
+		long at = telldir(d);
+
+		errno = 0;
+		if (!(e = readdir(d)))
+			break;
+		if (m.n == m.cap) {
+			m.cap = m.cap ? 2 * m.cap : 64;
+			m.v = realloc(m.v, m.cap * sizeof(*m.v));
+			pos = realloc(pos, m.cap * sizeof(*pos));
+			if (!m.v || !pos)
+				abort();
+		}
+		pos[m.n] = at;
+		if (!(m.v[m.n++] = strdup(e->d_name)))
+			abort();
+	}
+	if (errno)
+		mismatch("", "readdir: %s", strerror(errno));
+	bad += seek_back(d, pos, m.v, m.n, "cached");
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (fd < 0 || write(fd, "1", 1) != 1)
+		mismatch("", "cannot drop the page cache: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	bad += seek_back(d, pos, m.v, m.n, "page cache dropped");
+	closedir(d);
+	printf("seekdir: %zu entries, %" PRIu64 " seeks wrong\n", m.n, bad);
+	names_free(&m);
+	free(pos);
+	return walk.n.mismatches ? 1 : 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: readcheck tree BACKING MNT\n"
 			"       readcheck random BACKING MNT THREADS ITERS\n"
-			"       readcheck mmap BACKING MNT\n");
+			"       readcheck mmap BACKING MNT\n"
+			"       readcheck seekdir BACKING MNT\n");
 	return 2;
 }
 
@@ -647,6 +724,8 @@ int main(int argc, char **argv)
 		ret = cmd_tree();
 	} else if (!strcmp(argv[1], "mmap") && argc == 4) {
 		ret = cmd_mmap();
+	} else if (!strcmp(argv[1], "seekdir") && argc == 4) {
+		ret = cmd_seekdir();
 	} else if (!strcmp(argv[1], "random") && argc == 6) {
 		if (parse_num(argv[4], 1024, &threads) ||
 		    parse_num(argv[5], UINT64_MAX, &iters))
