@@ -94,6 +94,8 @@ struct dsfs_fs {
 	/* Names created, removed or renamed in SOURCE that fresh.c saw
 	 * (relaxed atomic), and their count when the layout was listed. */
 	uint64_t names_changed, names_listed;
+	struct dsfs_fresh *fresh;	/* atomic; NULL: SOURCE not watched
+					   (fresh.c) */
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
 	bool no_opendir;		/* the kernel takes ENOSYS for OPENDIR;
 					   set at INIT (dirops.c) */
@@ -175,6 +177,9 @@ struct dsfs_fresh;
 int dsfs_fresh_start(struct dsfs_fs *fs, struct fuse_session *se,
 		     struct dsfs_fresh **out);
 void dsfs_fresh_stop(struct dsfs_fresh *f);
+/* Whether every change made so far to a file on device dev has been
+ * applied (see fresh.c).  Any thread; one ioctl. */
+bool dsfs_fresh_settled(struct dsfs_fs *fs, uint64_t dev);
 /* stats.c: answer getxattr of the stats attribute; false if not ours. */
 bool dsfs_stats_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		      size_t size);

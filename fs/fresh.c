@@ -17,7 +17,7 @@
  *
  * Threads: one notifier thread owns the fanotify fd; it calls into the
  * cache, the fd pool and libfuse's notify functions, all thread-safe.
- * dsfs_fresh_check_attr runs on FUSE workers.
+ * dsfs_fresh_check_attr and dsfs_fresh_settled run on FUSE workers.
  */
 #include "config.h"
 
@@ -30,7 +30,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/fanotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +65,11 @@ struct dsfs_fresh {
 	int mount_fd;		/* SOURCE, for open_by_handle_at (which
 				   refuses O_PATH descriptors) */
 	int stop_fd;		/* eventfd: written once to stop the thread */
+	bool local;		/* SOURCE's filesystem has no other clients
+				   whose changes go unreported */
+	/* Odd while the thread handles events it has read (see
+	 * dsfs_fresh_settled); sequentially consistent. */
+	uint64_t seq;
 	pthread_t thread;
 	/* Inodes whose kernel pages are dropped again AGAIN_MS after the
 	 * change (a ring; the notifier thread's alone). */
@@ -319,11 +326,14 @@ static void *fresh_thread(void *arg)
 			break;
 		if (!pfd[0].revents)
 			continue; /* a timeout: again_run() does the due ones */
+		__atomic_add_fetch(&f->seq, 1, __ATOMIC_SEQ_CST);
 		n = read(f->fan_fd, buf, sizeof(buf));
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			__atomic_add_fetch(&f->seq, 1, __ATOMIC_SEQ_CST);
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
 			break;
+		}
 		/* Events are packed back to back without alignment padding
 		 * once names are reported: copy each header out. */
 		for (off = 0; off + sizeof(m) <= (size_t)n; off += m.event_len) {
@@ -335,8 +345,61 @@ static void *fresh_thread(void *arg)
 			else
 				handle_event(f, &m, buf + off);
 		}
+		__atomic_add_fetch(&f->seq, 1, __ATOMIC_SEQ_CST);
 	}
 	return NULL;
+}
+
+/*
+ * Local filesystems, whose every change on this machine fanotify reports
+ * (statfs f_type).  On others (NFS, Lustre, CephFS, a FUSE filesystem...)
+ * other clients change files unseen.
+ */
+static bool local_fs(int fd)
+{
+	static const unsigned long types[] = {
+		0x58465342,	/* XFS */
+		0xEF53,		/* ext2/3/4 */
+		0x9123683E,	/* Btrfs */
+		0xF2F52010,	/* F2FS */
+		0x2FC12FC1,	/* ZFS */
+		0x01021994,	/* tmpfs */
+		0x858458F6,	/* ramfs */
+	};
+	struct statfs sf;
+	size_t i;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if ((unsigned long)sf.f_type == types[i])
+			return true;
+	return false;
+}
+
+/*
+ * Every change made on this machine to a file on dev is reported to the
+ * watch before the call that made it returns (fsnotify runs inside
+ * write, truncate, fallocate...).  So when the watch's queue is empty and
+ * the thread holds no event it read and has not handled, every change
+ * made so far has been applied: cached data dropped, the kernel told.
+ * seq is read around the queue's count, so that a read(2) of the queue
+ * in between (the thread then holding events) is seen.  False for another
+ * filesystem than SOURCE's, a filesystem with other clients, or no watch.
+ * O(1): one ioctl.
+ */
+bool dsfs_fresh_settled(struct dsfs_fs *fs, uint64_t dev)
+{
+	struct dsfs_fresh *f = __atomic_load_n(&fs->fresh, __ATOMIC_ACQUIRE);
+	uint64_t seq;
+	int pending;
+
+	if (!f || !f->local || dev != fs->root_dev)
+		return false;
+	seq = __atomic_load_n(&f->seq, __ATOMIC_SEQ_CST);
+	if ((seq & 1) || ioctl(f->fan_fd, FIONREAD, &pending) < 0 || pending)
+		return false;
+	return __atomic_load_n(&f->seq, __ATOMIC_SEQ_CST) == seq;
 }
 
 int dsfs_fresh_start(struct dsfs_fs *fs, struct fuse_session *se,
@@ -364,11 +427,13 @@ int dsfs_fresh_start(struct dsfs_fs *fs, struct fuse_session *se,
 	f->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (f->stop_fd < 0)
 		goto fail;
+	f->local = local_fs(f->mount_fd);
 	err = pthread_create(&f->thread, NULL, fresh_thread, f);
 	if (err) {
 		errno = err;
 		goto fail;
 	}
+	__atomic_store_n(&fs->fresh, f, __ATOMIC_RELEASE);
 	*out = f;
 	return 0;
 fail:
@@ -391,6 +456,7 @@ void dsfs_fresh_stop(struct dsfs_fresh *f)
 
 	if (!f)
 		return;
+	__atomic_store_n(&f->fs->fresh, NULL, __ATOMIC_RELEASE);
 	if (write(f->stop_fd, &one, sizeof(one)) != sizeof(one))
 		dsfs_warn("freshness: cannot stop the watcher: %s", strerror(errno));
 	pthread_join(f->thread, NULL);

@@ -499,7 +499,10 @@ static int serve_range(struct dsfs_fs *fs, const struct dsfs_inode *in,
  * grown past pos since dsfs last looked (the change is not noticed yet),
  * that would be bytes the file never held: true when it has, with the
  * new size recorded and the file's cached data dropped, to serve again.
- * Costs an fstat on a pooled fd per read that ends short.
+ * Costs an fstat on a pooled fd (often an open) per read that ends short,
+ * unless the read ends at the size the kernel was last told and the watch
+ * of SOURCE has applied every change so far (dsfs_fresh_settled): then
+ * the file has not grown unseen.  Always asked with -o direct_io.
  */
 static bool grew_past(struct dsfs_fs *fs, struct dsfs_inode *in, uint64_t pos)
 {
@@ -507,6 +510,10 @@ static bool grew_past(struct dsfs_fs *fs, struct dsfs_inode *in, uint64_t pos)
 	struct stat st;
 	bool direct, grew;
 
+	if (!fs->opts.direct_io &&
+	    __atomic_load_n(&in->size, __ATOMIC_RELAXED) == pos &&
+	    dsfs_fresh_settled(fs, in->dev))
+		return false;
 	if (borrow_fd(fs, in, &ref, &direct))
 		return false; /* gone or replaced: the short read stands */
 	grew = fstat(ref.fd, &st) == 0 && (uint64_t)st.st_size > pos;

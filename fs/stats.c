@@ -268,6 +268,7 @@ static size_t stats_doc(struct dsfs_fs *fs, char *buf, size_t size)
 	put_counters(&d, &fs->counters);
 	put_u64(&d, "prefetch_bytes", prefetched);
 	put_u64(&d, "backing_read_bytes", is.bytes);
+	put_u64(&d, "fd_pool_misses", dsfs_fdpool_misses(fs->fdpool));
 	put_u64(&d, "evictions", cs.evictions);
 	put_u64(&d, "evicted_unused_bytes", cs.evicted_unused_bytes);
 	put_u64(&d, "cache.capacity_bytes", cs.capacity_bytes);

@@ -42,6 +42,7 @@ struct shard {
 struct dsfs_fdpool {
 	unsigned nshards;
 	unsigned private_fds;	/* atomic: fds handed out outside the cache */
+	uint64_t misses;	/* relaxed atomic: borrows that opened */
 	struct shard shards[FDPOOL_MAX_SHARDS];
 };
 
@@ -188,6 +189,7 @@ int dsfs_fdpool_get(struct dsfs_fdpool *pool, const struct dsfs_fdkey *key,
 	fd = open_fn(arg, key);
 	if (fd < 0)
 		return fd;
+	__atomic_add_fetch(&pool->misses, 1, __ATOMIC_RELAXED);
 	fresh = malloc(sizeof(*fresh));
 
 	pthread_mutex_lock(&s->lock);
@@ -287,4 +289,9 @@ unsigned dsfs_fdpool_open_count(struct dsfs_fdpool *pool)
 		pthread_mutex_unlock(&pool->shards[i].lock);
 	}
 	return n;
+}
+
+uint64_t dsfs_fdpool_misses(struct dsfs_fdpool *pool)
+{
+	return __atomic_load_n(&pool->misses, __ATOMIC_RELAXED);
 }

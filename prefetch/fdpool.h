@@ -57,6 +57,9 @@ void dsfs_fdpool_put(struct dsfs_fdpool *pool, struct dsfs_fdref *ref);
  */
 void dsfs_fdpool_forget(struct dsfs_fdpool *pool, uint64_t dev, uint64_t ino);
 
+/* Borrows so far that found no fd and called open_fn (for stats). */
+uint64_t dsfs_fdpool_misses(struct dsfs_fdpool *pool);
+
 /* Number of fds the pool holds now (cached plus private); for tests. */
 unsigned dsfs_fdpool_open_count(struct dsfs_fdpool *pool);
 

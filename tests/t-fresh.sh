@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-fresh: files replaced, rewritten, truncated, appended or deleted on the volume while cached are never served stale; files and directories renamed while the kernel holds them are found under their new names, and a hard link's other name once the one the kernel reached it by is removed; a file held open never reads the bytes of a later file given its inode number; a filesystem mounted below SOURCE gets inode numbers of its own and a warning.
+# t-fresh: files replaced, rewritten, truncated, appended or deleted on the volume while cached are never served stale; files and directories renamed while the kernel holds them are found under their new names, and a hard link's other name once the one the kernel reached it by is removed; a file held open never reads the bytes of a later file given its inode number; a filesystem mounted below SOURCE gets inode numbers of its own and a warning; cached files read again open no backing file for their short last reads.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -187,3 +187,34 @@ log_has "$MNT" "nested is on another filesystem" ||
 	fail "no warning for the filesystem mounted below SOURCE"
 unmount_dsfs "$MNT"
 umount "$SRC/nested"
+
+# Each file's last read ends short (at its end).  Before answering, dsfs
+# makes sure the file has not grown unseen: a backing fd and an fstat,
+# unless the watch has applied every change so far (no events waiting).
+say "cached files read again: their short last reads open no backing file"
+mkdir "$SRC/ends"
+for i in $(seq 40); do
+	"$MKTREE" --file "$SRC/ends/f$i" $((50000 + i * 777)) $((i + 200))
+done
+mount_dsfs "$SRC" "$MNT" -o cache_size=64M,max_open=1
+read_ends() {
+	local i
+
+	for i in $(seq 40); do
+		cmp "$SRC/ends/f$i" "$MNT/ends/f$i" || fail "ends/f$i differs"
+	done
+}
+read_ends
+read_ends
+echo 1 >/proc/sys/vm/drop_caches # the kernel's pages; dsfs's cache stays
+opens=$(stat_of fd_pool_misses)
+bytes=$(stat_of backing_read_bytes)
+read_ends
+(($(stat_of backing_read_bytes) == bytes)) ||
+	fail "the files were not all cached: $(($(stat_of backing_read_bytes) - bytes)) bytes read again"
+opens=$(($(stat_of fd_pool_misses) - opens))
+((opens == 0)) || fail "$opens backing files opened to read 40 cached files"
+say "and one of them appended to: read to its new end"
+cat "$WORK/new" >>"$SRC/ends/f1"
+until_ok 5 same "$SRC/ends/f1" "$MNT/ends/f1" || fail "ends/f1: stale after 5 s"
+unmount_dsfs "$MNT"

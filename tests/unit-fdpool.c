@@ -75,6 +75,8 @@ static void test_reuse_and_bound(void)
 	CHECK(dsfs_fdpool_get(pool, &k0, open_file, NULL, &a) == 0);
 	dsfs_fdpool_put(pool, &a);
 	CHECK(opens == 1);
+	/* k0, k1, k2 (private), k2, k0: every open counted as a miss. */
+	CHECK(dsfs_fdpool_misses(pool) == 5);
 	dsfs_fdpool_free(pool);
 }
 

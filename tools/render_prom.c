@@ -53,6 +53,9 @@ static const struct metric metrics[] = {
 	  "Bytes fetched ahead of any reader." },
 	{ "backing_read_bytes", "dsfs_backing_read_bytes_total", COUNTER,
 	  "Bytes read from the backing directory." },
+	{ "fd_pool_misses", "dsfs_fd_pool_misses_total", COUNTER,
+	  "Reads and fetches that found no pooled backing file descriptor "
+	  "and opened the file." },
 	{ "evictions", "dsfs_evictions_total", COUNTER,
 	  "Cache entries dropped to make room." },
 	{ "evicted_unused_bytes", "dsfs_evicted_unused_bytes_total", COUNTER,
