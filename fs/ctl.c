@@ -120,6 +120,12 @@ static bool push_filled(void *arg, const struct dsfs_cache_key *k,
 	return dsfs_push_offer(arg, k, len, size, when, after);
 }
 
+/* cfg.settled: the watch of SOURCE has applied every change (fresh.c). */
+static bool settled(void *arg, uint64_t dev)
+{
+	return dsfs_fresh_settled(arg, dev);
+}
+
 int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
 			 struct dsfs_layout *layout,
 			 struct dsfs_sched **out)
@@ -141,6 +147,9 @@ int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
 		cfg.filled = push_filled;
 		cfg.filled_arg = fs->push;
 	}
+	cfg.settled = settled;
+	cfg.settled_arg = fs;
+	cfg.dev = fs->root_dev;
 	return dsfs_sched_start(&cfg, out);
 }
 

@@ -340,8 +340,13 @@ static void *fresh_thread(void *arg)
 			memcpy(&m, buf + off, sizeof(m));
 			if (m.event_len < sizeof(m) || off + m.event_len > (size_t)n)
 				break;
-			if (m.mask & FAN_Q_OVERFLOW)
+			if (m.mask & FAN_Q_OVERFLOW) {
 				dsfs_warn("freshness: change events lost (queue overflow)");
+				/* names too, maybe: what was learned of them
+				 * goes (the plan's known samples) */
+				__atomic_add_fetch(&f->fs->names_changed, 1,
+						   __ATOMIC_RELAXED);
+			}
 			else
 				handle_event(f, &m, buf + off);
 		}

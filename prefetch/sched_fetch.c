@@ -2,7 +2,8 @@
 /*
  * The scheduler's fetch of a sample (sched_int.h): open it below SOURCE as
  * the loader's open would reach it, settle its size, and read each chunk
- * the cache lacks into the cache, in batches of engine requests.
+ * the cache lacks into the cache, in batches of engine requests; a sample
+ * whose file is known and whose chunks are all cached is not opened.
  *
  * Threads: the scheduler thread, without s->lock but for the count of
  * reads in flight; the engine's completion thread runs fetch_done, which
@@ -92,10 +93,15 @@ void dsfs_sched_batch_flush(struct dsfs_sched *s, struct batch *b)
 	b->n = 0;
 }
 
-/* The pool takes over an fd we opened ourselves (see fetch_chunk). */
+/* The pool takes over an fd we opened ourselves (see fetch_chunk): it is
+ * the pool's from this call on, kept or closed. */
 static int adopt_fd(void *arg, const struct dsfs_fdkey *key)
 {
-	return *(int *)arg;
+	int *fd = arg, ret = *fd;
+
+	(void)key;
+	*fd = -1;
+	return ret;
 }
 
 /*
@@ -107,9 +113,9 @@ static int adopt_fd(void *arg, const struct dsfs_fdkey *key)
  * counted; the reader's own read will try again).
  */
 static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
-		       const struct dsfs_fdkey *key, int *fd, uint64_t size,
-		       uint64_t chunk, uint64_t when, uint64_t after,
-		       bool filled, bool repush)
+		       const struct dsfs_fdkey *key, dsfs_fdpool_open_fn open_fn,
+		       void *open_arg, uint64_t size, uint64_t chunk,
+		       uint64_t when, uint64_t after, bool filled, bool repush)
 {
 	struct dsfs_cache_key k = { key->dev, key->ino, chunk, key->gen };
 	uint64_t start = chunk << DSFS_CHUNK_SHIFT;
@@ -145,15 +151,20 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 		return err == -ENOSPC ? err : 0; /* cached or being fetched */
 	dsfs_cache_set_by_plan(e);
 	f = malloc(sizeof(*f));
-	err = f ? dsfs_fdpool_get(s->cfg.fdpool, key, adopt_fd, fd, &req->fd)
+	err = f ? dsfs_fdpool_get(s->cfg.fdpool, key, open_fn, open_arg,
+				  &req->fd)
 		: -ENOMEM;
+	if (err == -ESTALE) { /* a known identity gone (open_known) */
+		free(f);
+		dsfs_cache_fill_done(s->cfg.cache, e, err);
+		dsfs_cache_unpin(s->cfg.cache, e);
+		return err;
+	}
 	if (err) {
 		free(f);
 		fetch_failed(s, e, err);
 		return 0;
 	}
-	if (req->fd.fd == *fd)
-		*fd = -1; /* the pool owns it now */
 	/* The next use the cache took (NEVER while no loader is followed):
 	 * cfg.filled's `when`. */
 	*f = (struct fetch){ s, e, k, size, dsfs_cache_when(e), after, len,
@@ -218,6 +229,7 @@ static int open_sample(struct dsfs_sched *s, uint64_t idx, struct opened *o)
 				       O_RDONLY | O_NOFOLLOW);
 	if (fd < 0)
 		return fd;
+	__atomic_add_fetch(&s->sample_opens, 1, __ATOMIC_RELAXED);
 	o->fd = fd;
 	if (fstat(fd, &o->st) == 0)
 		return 0;
@@ -241,11 +253,118 @@ void dsfs_sched_settle_sample(struct dsfs_sched *s, uint64_t idx,
 			   open_sample(s, idx, o) ? NULL : &o->st);
 }
 
+/*
+ * Known identities (struct dsfs_sched's known): a cached sample costs an
+ * open, an fstat and a file handle to learn its identity, the cache's key;
+ * once learned, and while the watch of SOURCE has seen every change
+ * (cfg.settled) and no name changed since, the path still leads to that
+ * file, and its cached chunks are found without opening it.  A chunk not
+ * cached opens the file then (open_known), which must still be that
+ * file, of the size the layout says.  16 bytes a sample, allocated at
+ * the first (calloc: untouched pages cost no memory).
+ */
+static const struct known_id *known_get(struct dsfs_sched *s, uint64_t idx)
+{
+	uint64_t names;
+
+	if (!s->known || !s->cfg.settled ||
+	    !s->cfg.settled(s->cfg.settled_arg, s->cfg.dev))
+		return NULL;
+	names = __atomic_load_n(s->cfg.names_changed, __ATOMIC_RELAXED);
+	if (names != s->known_names) { /* all forgotten, not cleared: O(1) */
+		free(s->known);
+		s->known = NULL;
+		return NULL;
+	}
+	return s->known[idx].ino ? &s->known[idx] : NULL;
+}
+
+/* Remember what sample idx's path led to when just opened.  A name
+ * change before the open that the count shows only later clears it with
+ * the rest (known_get). */
+static void known_set(struct dsfs_sched *s, uint64_t idx,
+		      const struct dsfs_fdkey *key)
+{
+	uint64_t names;
+
+	if (!s->cfg.settled || !s->cfg.names_changed ||
+	    key->dev != s->cfg.dev)
+		return;
+	names = __atomic_load_n(s->cfg.names_changed, __ATOMIC_RELAXED);
+	if (!s->known) {
+		if (!s->cfg.settled(s->cfg.settled_arg, s->cfg.dev))
+			return; /* no watch now: none later, as a rule */
+		s->known = calloc(dsfs_layout_count(s->cfg.layout),
+				  sizeof(*s->known));
+		if (!s->known)
+			return;
+		s->known_names = names;
+	}
+	if (names == s->known_names)
+		s->known[idx] = (struct known_id){ key->ino, key->gen };
+}
+
+struct known_open {
+	struct dsfs_sched *s;
+	struct opened *o;
+	uint64_t idx, size;
+};
+
+/* The pool's open of a known sample's chunk not cached: the path must
+ * still lead to key's file, of the size fetched by; -ESTALE if not. */
+static int open_known(void *arg, const struct dsfs_fdkey *key)
+{
+	struct known_open *k = arg;
+	struct opened *o = k->o;
+	int fd;
+
+	if (open_sample(k->s, k->idx, o))
+		return -ESTALE;
+	if (!S_ISREG(o->st.st_mode) || (uint64_t)o->st.st_dev != key->dev ||
+	    (uint64_t)o->st.st_ino != key->ino ||
+	    (uint64_t)o->st.st_size != k->size ||
+	    (uint32_t)o->flags != key->flags ||
+	    dsfs_ident_gen(o->fd, "") != key->gen) {
+		dsfs_sched_opened_close(o);
+		return -ESTALE;
+	}
+	fd = o->fd;
+	o->fd = -1; /* the pool's now */
+	return fd;
+}
+
+/* Fetch sample idx by its known identity: 0 when done (every chunk cached,
+ * or read through open_known), -ENOSPC as fetch_chunk, -ESTALE when the
+ * identity is gone (forgotten: the caller opens the sample anew). */
+static int fetch_known(struct dsfs_sched *s, struct batch *b,
+		       struct opened *o, const struct pick *pk,
+		       const struct known_id *id)
+{
+	uint64_t size = dsfs_layout_size(s->cfg.layout, pk->idx), c;
+	struct known_open k = { s, o, pk->idx, size };
+	struct dsfs_fdkey key = {
+		s->cfg.dev, id->ino,
+		__atomic_load_n(s->cfg.direct_io, __ATOMIC_RELAXED) ?
+			O_RDONLY | O_DIRECT : O_RDONLY,
+		id->gen
+	};
+	int err = 0;
+
+	dsfs_sched_opened_close(o);
+	for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
+		err = fetch_chunk(s, b, &key, open_known, &k, size, c,
+				  pk->use, pk->after, pk->push, pk->repush);
+	if (err == -ESTALE)
+		s->known[pk->idx] = (struct known_id){ 0, 0 };
+	return err;
+}
+
 /* Fetch every chunk of the sample pk picked through o's open if it holds
  * it.  Called without s->lock.  -ENOSPC as fetch_chunk, else 0. */
 int dsfs_sched_fetch_sample(struct dsfs_sched *s, struct batch *b,
 			    struct opened *o, const struct pick *pk)
 {
+	const struct known_id *id;
 	uint64_t idx = pk->idx;
 	struct dsfs_fdkey key;
 	uint64_t c, size;
@@ -253,6 +372,12 @@ int dsfs_sched_fetch_sample(struct dsfs_sched *s, struct batch *b,
 
 	if (!dsfs_layout_prefetchable(s->cfg.layout, idx))
 		return 0;
+	if ((o->fd < 0 || o->idx != idx) && (id = known_get(s, idx))) {
+		err = fetch_known(s, b, o, pk, id);
+		if (err != -ESTALE)
+			return err;
+		err = 0;
+	}
 	if ((o->fd < 0 || o->idx != idx) && open_sample(s, idx, o))
 		return 0; /* e.g. a symlink: the reader's own reads still work */
 	if (S_ISREG(o->st.st_mode)) {
@@ -261,9 +386,10 @@ int dsfs_sched_fetch_sample(struct dsfs_sched *s, struct batch *b,
 					   dsfs_ident_gen(o->fd, "") };
 		size = (uint64_t)o->st.st_size;
 		for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
-			err = fetch_chunk(s, b, &key, &o->fd, size, c,
-					  pk->use, pk->after, pk->push,
+			err = fetch_chunk(s, b, &key, adopt_fd, &o->fd, size,
+					  c, pk->use, pk->after, pk->push,
 					  pk->repush);
+		known_set(s, idx, &key);
 	}
 	dsfs_sched_opened_close(o);
 	return err;

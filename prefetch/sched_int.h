@@ -71,6 +71,7 @@ struct dsfs_sched {
 	size_t prefix_len;		/* strlen(dataset "/"), 0 for "." */
 	uint64_t prefetch_bytes;	/* relaxed atomic */
 	uint64_t prefetch_errors;	/* relaxed atomic */
+	uint64_t sample_opens;		/* relaxed atomic */
 	/* Reports so far (every open the daemon hears of is one: fs/ reports
 	 * each open once).  Written under lock. */
 	uint64_t reports;
@@ -98,6 +99,15 @@ struct dsfs_sched {
 	struct dsfs_readers readers;
 	struct dsfs_ratelimit other_rl;	/* the lines naming them */
 	uint64_t other_opens;		/* left out; relaxed atomic */
+	/* sched_fetch.c: the identity each sample's path led to when it was
+	 * last opened (ino 0: none), so that a sample whose chunks are all
+	 * cached is not opened again; NULL until the first.  Valid while
+	 * cfg.names_changed stays at known_names (cleared otherwise).  The
+	 * scheduler thread's alone. */
+	struct known_id {
+		uint64_t ino, gen;
+	} *known;
+	uint64_t known_names;
 };
 
 /* Reads prepared by the scheduler thread, submitted together (one queue

@@ -670,6 +670,7 @@ void dsfs_sched_stop(struct dsfs_sched *s)
 	dsfs_cache_set_now(s->cfg.cache, DSFS_CACHE_NEVER);
 	ranks_free(s);
 	free(s->canon);
+	free(s->known);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -788,5 +789,6 @@ void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st)
 	st->prefetch_errors = __atomic_load_n(&s->prefetch_errors,
 					      __ATOMIC_RELAXED);
 	st->other_opens = __atomic_load_n(&s->other_opens, __ATOMIC_RELAXED);
+	st->sample_opens = __atomic_load_n(&s->sample_opens, __ATOMIC_RELAXED);
 }
 

@@ -81,6 +81,17 @@ struct dsfs_sched_cfg {
 	bool (*filled)(void *arg, const struct dsfs_cache_key *k, uint32_t len,
 		       uint64_t size, uint64_t when, uint64_t after);
 	void *filled_arg;
+	/*
+	 * Whether every change made so far to files on device dev, names
+	 * included, has been seen (counted in names_changed, cached data of
+	 * a changed file dropped): then a sample's path still leads to the
+	 * file it led to when names_changed was last the same, and a
+	 * sample whose chunks are all cached need not be opened.  NULL:
+	 * never (every fetch opens its sample).  Any thread; must be cheap.
+	 */
+	bool (*settled)(void *arg, uint64_t dev);
+	void *settled_arg;
+	uint64_t dev;		/* SOURCE's filesystem */
 };
 
 #define DSFS_SCHED_SENTINEL 8
@@ -102,6 +113,7 @@ struct dsfs_sched_stats {
 	uint64_t lead_bytes;
 	uint64_t prefetch_bytes; /* bytes fetched by the plan */
 	uint64_t prefetch_errors;
+	uint64_t sample_opens;	/* samples the fetches opened */
 	uint64_t other_opens;	/* opens left out: other programs' */
 	/* Nanoseconds since the last open of a sample reached the plan, or
 	 * UINT64_MAX before the first: while the kernel serves a loader

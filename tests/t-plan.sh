@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too, and in a data set of 20 files; a list naming each file twice (oversampling) is followed, and not searched with seed=discover; with epoch=auto, epoch 0 is fetched from the mount until the loader shows its epoch (and plan.last_open_seconds says how long ago an open was heard: none before the first) (a loader resumed at epoch 2 is followed there); a wrong seed is noticed, logged and stops the prefetch; and a data set grown after the mount makes the lost plan say that names changed since its files were listed.
+# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too, and in a data set of 20 files; a list naming each file twice (oversampling) is followed, and not searched with seed=discover; with epoch=auto, epoch 0 is fetched from the mount until the loader shows its epoch (and plan.last_open_seconds says how long ago an open was heard: none before the first) (a loader resumed at epoch 2 is followed there); a wrong seed is noticed, logged and stops the prefetch; a later epoch opens none of the samples a cache holding the data set holds (until names change in SOURCE), and reads right the files changed meanwhile; and a data set grown after the mount makes the lost plan say that names changed since its files were listed.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -198,6 +198,33 @@ grep "plan:" "$log" >&2 || true
 grep -q "seed=discover: 200 of 400 samples share a file with an earlier one" "$log" ||
 	fail "seed=discover over a list naming each file twice: no warning"
 ! grep -q "no seed in\|discovered" "$log" || fail "seed=discover over a list naming each file twice: searched"
+unmount_dsfs "$MNT"
+
+# A sample's identity (the cache's key) costs an open; once known, and
+# while the watch of SOURCE has seen every change, a sample whose chunks
+# are all cached is not opened again.  A name changed in SOURCE forgets
+# what is known, and a file changed in place is opened again (its cached
+# data dropped); every byte read stays the file's.
+say "a cache holding the data set: the next epoch opens none of its samples"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=128M,hugepages=off,$PLAN"
+read_epoch 0
+read_epoch 1 # (a sample the loader read before the plan fetched it: now)
+first=$(stat_of plan.sample_opens)
+read_epoch 2
+again=$(($(stat_of plan.sample_opens) - first))
+say "samples opened: $first in epochs 0 and 1, $again in epoch 2"
+((first >= 800)) || fail "only $first samples opened in epochs 0 and 1"
+((again == 0)) || fail "$again samples opened in epoch 2, every one cached"
+say "a file appended to and one replaced: opened again, read right"
+mapfile -t two < <(tail -n 2 "$WORK/order2")
+"$MKTREE" --file "$WORK/more" 3000 78
+cat "$WORK/more" >>"$SRC/train/${two[0]}"
+"$MKTREE" --file "$SRC/.replacement" 5000 77
+mv "$SRC/.replacement" "$SRC/train/${two[1]}"
+before=$(stat_of plan.sample_opens)
+read_epoch 3
+"$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs after the changes"
+((before < $(stat_of plan.sample_opens))) || fail "no sample opened after names changed"
 unmount_dsfs "$MNT"
 
 say "wrong seed: the plan is abandoned and prefetching stops"
