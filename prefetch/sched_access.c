@@ -47,10 +47,13 @@ static bool all_lost_locked(struct dsfs_sched *s)
 /*
  * The rank whose loader read idx: the first with the highest claim
  * (tracker.h): idx unseen in the window of its current epoch; else at its
- * next epoch's start (a vote for the switch); else anywhere in its orders;
- * else the first rank (a misprediction there).  A rank that pushed most of
- * its epoch (and so saw few of its reads) must not take another rank's
- * vote for an unseen position far behind its frontier.  O(ranks).
+ * next epoch's start (a vote for the switch), the rank it comes first in
+ * (a small epoch's "start" is most of it: a rank that has just begun its
+ * epoch must not take the first vote of another rank whose epoch ends);
+ * else anywhere in its orders; else the first rank (a misprediction
+ * there).  A rank that pushed most of its epoch (and so saw few of its
+ * reads) must not take another rank's vote for an unseen position far
+ * behind its frontier.  O(ranks).
  */
 struct srank *dsfs_sched_route_locked(struct dsfs_sched *s, uint64_t idx)
 {
@@ -64,7 +67,10 @@ struct srank *dsfs_sched_route_locked(struct dsfs_sched *s, uint64_t idx)
 		if (!s->ranks[i].t)
 			continue;
 		claim = dsfs_tracker_claim(s->ranks[i].t, idx);
-		if (claim > top) {
+		if (claim > top ||
+		    (claim == DSFS_CLAIM_NEXT_START && claim == top &&
+		     dsfs_tracker_next_pos(s->ranks[i].t, idx) <
+			     dsfs_tracker_next_pos(best->t, idx))) {
 			top = claim;
 			best = &s->ranks[i];
 		}

@@ -263,6 +263,10 @@ enum dsfs_claim {
 };
 /* An enum dsfs_claim.  O(1) (plus repeats). */
 int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx);
+/* idx's first position in the next epoch (UINT32_MAX: none, or the next
+ * epoch not prepared): between two ranks that both claim idx for their
+ * next epoch's start, the one it comes first in.  O(1). */
+uint32_t dsfs_tracker_next_pos(const struct dsfs_tracker *t, uint64_t idx);
 /*
  * torch-random: how the tracker's orders draw from the loader's generator
  * (sampler.h persistent_workers, sampler_generator, subset: one

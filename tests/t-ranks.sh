@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-ranks: DistributedSampler ranks sharing one mount (ranks=A-B, epoch=auto, starting at set_epoch(5)) are all prefetched, and so is the same job run again on the mount; two "nodes" (world=4, ranks 0-1 and 2-3) mounting one source each read from the volume only their ranks' share; a fresh job's ranks (epoch 0) are all fetched from the mount on, before their first open.
+# t-ranks: DistributedSampler ranks sharing one mount (ranks=A-B, epoch=auto, starting at set_epoch(5)) are all prefetched, and so is the same job run again on the mount; two "nodes" (world=4, ranks 0-1 and 2-3) mounting one source each read from the volume only their ranks' share; a fresh job's ranks (epoch 0) are all fetched from the mount on, before their first open; two nodes over a data set that DistributedSampler pads (1,001 samples, world 4) follow 4 epochs without a misprediction.
 #
 # DSFS_TEST_LOCAL_RANKS=1 runs one rank per mount (ranks=0-0; 0-0 and 2-2)
 # instead of two, e.g. to tell a fault in following several local ranks
@@ -184,4 +184,39 @@ run_loaders c 0 0 2 "${on_mnt[@]}"
 check_plan_stats "$MNT" 0 "$(sum_read c "${outs[@]}")" ||
 	failed+=("(c): the ranks' epoch 0 was not followed")
 unmount_dsfs "$MNT"
+
+# (d) Two nodes of world 4 over 1,001 samples: DistributedSampler pads
+# each epoch to 1,004 with its first samples, so ranks 1 to 3 end on a
+# sample another rank read at the start; for ranks 1 and 3 that rank is on
+# their own node, whose kernel serves the second read unseen.  The epoch
+# must still end there, and every rank's next epoch begin at its first
+# open, not one open later (a misprediction each epoch from the second).
+# In epochs of 251 samples, a rank's next epoch "starts" over most of its
+# order: the first opens of rank 3's epoch must go to rank 3, not to rank
+# 2 just begun (the rank they come first in).  No misprediction in 4
+# epochs, page caches dropped before each.
+say "(d) two nodes of world 4 over 1,001 samples (padded): 4 epochs, no misprediction"
+SRC="$VOL/pad"
+make_imagefolder "$SRC/train" 7 143 8 >/dev/null
+args=()
+for n in 0 1; do
+	mount_dsfs "$SRC" "$WORK/node$n" -o "cache_size=64M,hugepages=off,$PLAN,world=4,ranks=$((2 * n))-$((2 * n + 1))"
+	args+=("$WORK/node$n:$((2 * n))" "$WORK/node$n:$((2 * n + 1))")
+done
+run_loaders d 0 3 4 "${args[@]}"
+for n in 0 1; do
+	"$DSFS_STATS" --json "$WORK/node$n" >"$WORK/node$n.json" || fail "dsfs-stats --json node$n"
+	if ! "$PY" - "$WORK/node$n.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))["plan"]
+print("node: %d opens; %s" % (p["accesses"], ", ".join(
+    "rank %d epoch %d, %d mispredictions" % (r["rank"], r["epoch"], r["mispredictions"])
+    for r in p["ranks"])))
+sys.exit(any(r["mispredictions"] or r["epoch"] != 3 for r in p["ranks"]))
+PYEOF
+	then
+		failed+=("(d): node$n mispredicted, or is not at epoch 3")
+	fi
+	unmount_dsfs "$WORK/node$n"
+done
 ((${#failed[@]} == 0)) || fail "${failed[*]}"

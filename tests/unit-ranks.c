@@ -2,7 +2,8 @@
 /*
  * unit-ranks: what the scheduler asks of trackers for several local ranks
  * and for eviction by next use: the plan time of a position, a sample's
- * next use before and after it is read, which rank claims a sample, and
+ * next use before and after it is read, which rank claims a sample (and
+ * which of two claiming their next epoch's start it comes first in), and
  * epoch detection for a group of ranks whose loaders' opens arrive mixed.
  * No mount; single-threaded.
  */
@@ -192,8 +193,61 @@ static void test_fixed(void)
 	free(o);
 }
 
+/*
+ * Two ranks of world 4 over 1,001 samples on one mount, in epochs of 251:
+ * rank 3 has read all of epoch 2 but its padded last position (the kernel
+ * served it), rank 2 has begun epoch 3.  The first samples of rank 3's
+ * epoch 3 are votes for its next epoch; some sit within the first
+ * DSFS_TRACKER_VOTE_SPAN positions of rank 2's next epoch (4) too, which
+ * in so small an epoch is all of it.  Both claim them for their next
+ * epoch's start, and they come first in rank 3's.
+ */
+static void test_next_start_tie(void)
+{
+	const uint64_t n = 1001;
+	struct dsfs_tracker *r2, *r3;
+	struct dsfs_sampler_cfg c;
+	uint64_t c2, c3, c3n, p, both = 0, bad = 0;
+	uint32_t *o2, *o3, *o3n;
+
+	cfg_dist(&c, 23, 4);
+	o3 = unit_order(&c, n, 2, 3, &c3);
+	o3n = unit_order(&c, n, 3, 3, &c3n);
+	o2 = unit_order(&c, n, 3, 2, &c2);
+	CHECK(dsfs_tracker_new(&c, n, 3, false, 2,
+			       dsfs_tracker_window_for(c3), &r3) == 0);
+	CHECK(dsfs_tracker_new(&c, n, 2, false, 3,
+			       dsfs_tracker_window_for(c2), &r2) == 0);
+	for (p = 0; p + 1 < c3; p++)
+		bad += dsfs_tracker_access(r3, o3[p]) != DSFS_TRACK_IN_PLAN;
+	for (p = 0; p < 3; p++)
+		bad += dsfs_tracker_access(r2, o2[p]) != DSFS_TRACK_IN_PLAN;
+	CHECK(bad == 0);
+	CHECK(dsfs_tracker_prepare_next(r3) == 0);
+	CHECK(dsfs_tracker_prepare_next(r2) == 0);
+	for (p = 0; p < 16; p++) {
+		uint32_t idx = o3n[p];
+
+		bad += dsfs_tracker_claim(r3, idx) != DSFS_CLAIM_NEXT_START ||
+		       dsfs_tracker_next_pos(r3, idx) != p;
+		if (dsfs_tracker_claim(r2, idx) == DSFS_CLAIM_NEXT_START) {
+			both++;
+			bad += dsfs_tracker_next_pos(r2, idx) <= p;
+		}
+	}
+	CHECK(bad == 0);
+	CHECK(both > 0); /* the case arises (idx 81 at rank 3's position 1) */
+	CHECK(dsfs_tracker_next_pos(r2, n) == UINT32_MAX);
+	free(o2);
+	free(o3);
+	free(o3n);
+	dsfs_tracker_free(r2);
+	dsfs_tracker_free(r3);
+}
+
 int main(void)
 {
+	test_next_start_tie();
 	test_fixed();
 	test_times();
 	test_group_detect(2, true);
