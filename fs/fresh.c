@@ -67,6 +67,7 @@ struct dsfs_fresh {
 	int stop_fd;		/* eventfd: written once to stop the thread */
 	bool local;		/* SOURCE's filesystem has no other clients
 				   whose changes go unreported */
+	bool lost;		/* relaxed atomic: events were lost */
 	/* Odd while the thread handles events it has read (see
 	 * dsfs_fresh_settled); sequentially consistent. */
 	uint64_t seq;
@@ -342,13 +343,12 @@ static void *fresh_thread(void *arg)
 				break;
 			if (m.mask & FAN_Q_OVERFLOW) {
 				dsfs_warn("freshness: change events lost (queue overflow)");
-				/* names too, maybe: what was learned of them
-				 * goes (the plan's known samples) */
-				__atomic_add_fetch(&f->fs->names_changed, 1,
-						   __ATOMIC_RELAXED);
-			}
-			else
+				/* never settled again (dsfs_fresh_settled) */
+				__atomic_store_n(&f->lost, true,
+						 __ATOMIC_RELAXED);
+			} else {
 				handle_event(f, &m, buf + off);
+			}
 		}
 		__atomic_add_fetch(&f->seq, 1, __ATOMIC_SEQ_CST);
 	}
@@ -390,7 +390,8 @@ static bool local_fs(int fd)
  * made so far has been applied: cached data dropped, the kernel told.
  * seq is read around the queue's count, so that a read(2) of the queue
  * in between (the thread then holding events) is seen.  False for another
- * filesystem than SOURCE's, a filesystem with other clients, or no watch.
+ * filesystem than SOURCE's, a filesystem with other clients, no watch, or
+ * once events were lost (the queue overflowed).
  * O(1): one ioctl.
  */
 bool dsfs_fresh_settled(struct dsfs_fs *fs, uint64_t dev)
@@ -399,7 +400,8 @@ bool dsfs_fresh_settled(struct dsfs_fs *fs, uint64_t dev)
 	uint64_t seq;
 	int pending;
 
-	if (!f || !f->local || dev != fs->root_dev)
+	if (!f || !f->local || dev != fs->root_dev ||
+	    __atomic_load_n(&f->lost, __ATOMIC_RELAXED))
 		return false;
 	seq = __atomic_load_n(&f->seq, __ATOMIC_SEQ_CST);
 	if ((seq & 1) || ioctl(f->fan_fd, FIONREAD, &pending) < 0 || pending)
