@@ -514,7 +514,9 @@ class Report:
     def loader_floor(self):
         """Target 6's floor: the least time a cold epoch can take on this
         machine's CPUs, against the warm one's, as a ratio: the warm epoch's
-        CPU work plus the fetch's, spread over every CPU."""
+        CPU work plus the fetch's, spread over every CPU.  Not the warm
+        epoch's own time: the DataLoader's workers leave the CPUs idle part
+        of it, and a cold epoch on dsfs has run faster."""
         r = self.r
         busy = r.get("loader", "rawwarm-e0", "cpu_busy_s")
         fetch = r.get("loader", "fetch", "busy_s")
@@ -522,7 +524,7 @@ class Report:
         if None in (busy, fetch, cpus):
             return None
         warm = self.loader_warm()
-        return ratio(max((busy + fetch) / cpus, warm or 0), warm)
+        return ratio((busy + fetch) / cpus, warm)
 
     def loader(self):
         r, rows = self.r, []
@@ -560,8 +562,8 @@ class Report:
                "epoch (user, system and interrupts, every process). Reading the tree "
                "into memory with no reader (dsfs fetching it from the volume, "
                "`lead_max=100%%`) took %s s of CPU in %s s. A cold epoch does the "
-               "warm one's work and that, at least: on these CPUs it cannot take "
-               "less than %s of the warm epoch (target 6's floor)." % (
+               "warm one's CPU work and that, at least: spread over these CPUs, it "
+               "cannot take less than %s of the warm epoch (target 6's floor)." % (
                    r.s("cpus"), num(r.get("loader", "fetch", "busy_s"), "%.2f"),
                    num(r.get("loader", "fetch", "seconds"), "%.2f"),
                    num(self.loader_floor(), "%.2fx")))
