@@ -298,6 +298,19 @@ uint64_t dsfs_sampler_count(const struct dsfs_sampler_cfg *cfg, uint64_t n)
 	return n;
 }
 
+uint64_t dsfs_sampler_padded(const struct dsfs_sampler_cfg *cfg, uint64_t n,
+			     uint32_t rank)
+{
+	uint64_t w = cfg->world, count, real;
+
+	if (cfg->kind != DSFS_SAMPLER_TORCH_DISTRIBUTED || !w ||
+	    cfg->drop_last)
+		return 0;
+	count = distributed_count(cfg, (uint32_t)n);
+	real = n > rank ? (n - rank + w - 1) / w : 0; /* r + k*w < n */
+	return real < count ? count - real : 0;
+}
+
 /*
  * Rank r reads positions r, r + world, ... of randperm(n) padded cyclically
  * to num_samples * world (or cut to it with drop_last): idx[(r + k*w) % n].

@@ -72,6 +72,14 @@ struct dsfs_sampler_cfg {
  * set.  O(1).
  */
 uint64_t dsfs_sampler_count(const struct dsfs_sampler_cfg *cfg, uint64_t n);
+/*
+ * The positions at the end of rank `rank`'s order that repeat samples of
+ * the permutation's start, other ranks' first reads: torch-distributed
+ * without drop_last pads to world * count when n is not a multiple of
+ * world.  0 for every other kind.  O(1).
+ */
+uint64_t dsfs_sampler_padded(const struct dsfs_sampler_cfg *cfg, uint64_t n,
+			     uint32_t rank);
 
 /*
  * torch-random: the generator outputs drawn before epoch `epoch`'s first

@@ -61,11 +61,13 @@ static void fetch_done(void *arg, int result)
 }
 
 /* A planned read that will not happen: its entry fails with err (readers
- * waiting on it retry with their own read), and it is counted. */
+ * waiting on it retry with their own read), and it is counted, but for
+ * -ESTALE: a known sample's file gone (open_known), opened anew. */
 static void fetch_failed(struct dsfs_sched *s, struct dsfs_cache_entry *e,
 			 int err)
 {
-	__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
+	if (err != -ESTALE)
+		__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
 	dsfs_cache_fill_done(s->cfg.cache, e, err);
 	dsfs_cache_unpin(s->cfg.cache, e);
 }
@@ -154,16 +156,10 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 	err = f ? dsfs_fdpool_get(s->cfg.fdpool, key, open_fn, open_arg,
 				  &req->fd)
 		: -ENOMEM;
-	if (err == -ESTALE) { /* a known identity gone (open_known) */
-		free(f);
-		dsfs_cache_fill_done(s->cfg.cache, e, err);
-		dsfs_cache_unpin(s->cfg.cache, e);
-		return err;
-	}
 	if (err) {
 		free(f);
 		fetch_failed(s, e, err);
-		return 0;
+		return err == -ESTALE ? err : 0;
 	}
 	/* The next use the cache took (NEVER while no loader is followed):
 	 * cfg.filled's `when`. */
@@ -253,6 +249,21 @@ void dsfs_sched_settle_sample(struct dsfs_sched *s, uint64_t idx,
 			   open_sample(s, idx, o) ? NULL : &o->st);
 }
 
+/* fetch_chunk for every chunk of pk's sample of `size` bytes, key's file
+ * (opened by open_fn if a chunk needs it), up to the first error. */
+static int fetch_chunks(struct dsfs_sched *s, struct batch *b,
+			const struct dsfs_fdkey *key, dsfs_fdpool_open_fn open_fn,
+			void *open_arg, uint64_t size, const struct pick *pk)
+{
+	uint64_t c;
+	int err = 0;
+
+	for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
+		err = fetch_chunk(s, b, key, open_fn, open_arg, size, c,
+				  pk->use, pk->after, pk->push, pk->repush);
+	return err;
+}
+
 /*
  * Known identities (struct dsfs_sched's known): a cached sample costs an
  * open, an fstat and a file handle to learn its identity, the cache's key;
@@ -340,7 +351,7 @@ static int fetch_known(struct dsfs_sched *s, struct batch *b,
 		       struct opened *o, const struct pick *pk,
 		       const struct known_id *id)
 {
-	uint64_t size = dsfs_layout_size(s->cfg.layout, pk->idx), c;
+	uint64_t size = dsfs_layout_size(s->cfg.layout, pk->idx);
 	struct known_open k = { s, o, pk->idx, size };
 	struct dsfs_fdkey key = {
 		s->cfg.dev, id->ino,
@@ -348,12 +359,10 @@ static int fetch_known(struct dsfs_sched *s, struct batch *b,
 			O_RDONLY | O_DIRECT : O_RDONLY,
 		id->gen
 	};
-	int err = 0;
+	int err;
 
 	dsfs_sched_opened_close(o);
-	for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
-		err = fetch_chunk(s, b, &key, open_known, &k, size, c,
-				  pk->use, pk->after, pk->push, pk->repush);
+	err = fetch_chunks(s, b, &key, open_known, &k, size, pk);
 	if (err == -ESTALE)
 		s->known[pk->idx] = (struct known_id){ 0, 0 };
 	return err;
@@ -367,28 +376,22 @@ int dsfs_sched_fetch_sample(struct dsfs_sched *s, struct batch *b,
 	const struct known_id *id;
 	uint64_t idx = pk->idx;
 	struct dsfs_fdkey key;
-	uint64_t c, size;
 	int err = 0;
 
 	if (!dsfs_layout_prefetchable(s->cfg.layout, idx))
 		return 0;
-	if ((o->fd < 0 || o->idx != idx) && (id = known_get(s, idx))) {
-		err = fetch_known(s, b, o, pk, id);
-		if (err != -ESTALE)
-			return err;
-		err = 0;
-	}
+	if ((o->fd < 0 || o->idx != idx) && (id = known_get(s, idx)) &&
+	    (err = fetch_known(s, b, o, pk, id)) != -ESTALE)
+		return err;
+	err = 0;
 	if ((o->fd < 0 || o->idx != idx) && open_sample(s, idx, o))
 		return 0; /* e.g. a symlink: the reader's own reads still work */
 	if (S_ISREG(o->st.st_mode)) {
 		key = (struct dsfs_fdkey){ o->st.st_dev, o->st.st_ino,
 					   (uint32_t)o->flags,
 					   dsfs_ident_gen(o->fd, "") };
-		size = (uint64_t)o->st.st_size;
-		for (c = 0; !err && (c << DSFS_CHUNK_SHIFT) < size; c++)
-			err = fetch_chunk(s, b, &key, adopt_fd, &o->fd, size,
-					  c, pk->use, pk->after, pk->push,
-					  pk->repush);
+		err = fetch_chunks(s, b, &key, adopt_fd, &o->fd,
+				   (uint64_t)o->st.st_size, pk);
 		known_set(s, idx, &key);
 	}
 	dsfs_sched_opened_close(o);

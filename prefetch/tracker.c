@@ -354,23 +354,18 @@ void dsfs_tracker_unlose(struct dsfs_tracker *t)
 }
 
 /*
- * Positions at the end of this rank's order that DistributedSampler pads
- * with the permutation's first samples (drop_last=False, n not a multiple
- * of world): samples that other ranks read at the epoch's start.  On a
- * mount following those ranks too, the kernel serves them the second time
- * (pushed, or read there), so their opens never come: the epoch is over
- * once the low-water mark reaches them.  0 for a group's tracker.
+ * Positions at the end of this rank's order that the sampler pads with
+ * the permutation's first samples (dsfs_sampler_padded): samples that
+ * other ranks read at the epoch's start.  On a mount following those
+ * ranks too, the kernel serves them the second time (pushed, or read
+ * there), so their opens never come: the epoch is over once the
+ * low-water mark reaches them.  0 for a group's tracker.
  */
 static uint64_t padded_tail(const struct dsfs_tracker *t)
 {
-	uint64_t w = t->cfg.world, real;
-
-	if (t->cfg.kind != DSFS_SAMPLER_TORCH_DISTRIBUTED ||
-	    t->cfg.drop_last || t->group > 1 || w < 2 ||
-	    t->cur.count != dsfs_sampler_count(&t->cfg, t->n))
+	if (t->group > 1 || t->cur.count != dsfs_sampler_count(&t->cfg, t->n))
 		return 0;
-	real = t->n > t->rank ? (t->n - t->rank + w - 1) / w : 0;
-	return real < t->cur.count ? t->cur.count - real : 0;
+	return dsfs_sampler_padded(&t->cfg, t->n, t->rank);
 }
 
 /*

@@ -227,25 +227,40 @@ static void names_free(struct names *s)
 	free(s->v);
 }
 
+/* Every name left in d, in its order; with pos, also each one's telldir()
+ * before it (*pos grown with s->v).  0 or -1 (errno set). */
+static int collect(DIR *d, struct names *s, long **pos)
+{
+	struct dirent *e;
+	long at;
+
+	for (;;) {
+		at = telldir(d);
+		errno = 0;
+		if (!(e = readdir(d)))
+			return errno ? -1 : 0;
+		if (s->n == s->cap) {
+			s->cap = s->cap ? 2 * s->cap : 64;
+			s->v = realloc(s->v, s->cap * sizeof(*s->v));
+			if (!s->v || (pos && !(*pos = realloc(*pos, s->cap *
+							   sizeof(**pos)))))
+				abort();
+		}
+		if (pos)
+			(*pos)[s->n] = at;
+		if (!(s->v[s->n++] = strdup(e->d_name)))
+			abort();
+	}
+}
+
 /* All names in dir, sorted; 0 or -1 (errno set). */
 static int read_names(const char *dir, struct names *s)
 {
 	DIR *d = opendir(dir);
-	struct dirent *e;
 
 	if (!d)
 		return -1;
-	for (errno = 0; (e = readdir(d)); errno = 0) {
-		if (s->n == s->cap) {
-			s->cap = s->cap ? 2 * s->cap : 64;
-			s->v = realloc(s->v, s->cap * sizeof(*s->v));
-			if (!s->v)
-				abort();
-		}
-		if (!(s->v[s->n++] = strdup(e->d_name)))
-			abort();
-	}
-	if (errno) {
+	if (collect(d, s, NULL)) {
 		int err = errno;
 
 		closedir(d);
@@ -637,7 +652,6 @@ static int cmd_seekdir(void)
 {
 	struct names m = { 0 };
 	long *pos = NULL;
-	struct dirent *e;
 	uint64_t bad = 0;
 	DIR *d;
 	int fd;
@@ -648,24 +662,7 @@ static int cmd_seekdir(void)
 		mismatch("", "opendir: %s", strerror(errno));
 		return 1;
 	}
-	for (;;) {
-		long at = telldir(d);
-
-		errno = 0;
-		if (!(e = readdir(d)))
-			break;
-		if (m.n == m.cap) {
-			m.cap = m.cap ? 2 * m.cap : 64;
-			m.v = realloc(m.v, m.cap * sizeof(*m.v));
-			pos = realloc(pos, m.cap * sizeof(*pos));
-			if (!m.v || !pos)
-				abort();
-		}
-		pos[m.n] = at;
-		if (!(m.v[m.n++] = strdup(e->d_name)))
-			abort();
-	}
-	if (errno)
+	if (collect(d, &m, &pos))
 		mismatch("", "readdir: %s", strerror(errno));
 	bad += seek_back(d, pos, m.v, m.n, "cached");
 	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);

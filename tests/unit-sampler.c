@@ -521,8 +521,39 @@ static void test_weights(void)
 	CHECK(weights_of("1e308\n1e308\n", 2, &cum) == -EINVAL);
 }
 
+/* DistributedSampler's padding: world 4 over 1,001 samples pads 1,004
+ * positions, the last of ranks 1, 2 and 3; each padded position repeats a
+ * sample of the permutation's start (another rank's first read). */
+static void test_padded(void)
+{
+	struct dsfs_sampler_cfg cfg;
+	uint32_t *o[4], r, j;
+	uint64_t count[4];
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.kind = DSFS_SAMPLER_TORCH_DISTRIBUTED;
+	cfg.world = 4;
+	dsfs_seed_from_i64(23, &cfg.seed);
+	for (r = 0; r < 4; r++) {
+		CHECK(dsfs_sampler_order(&cfg, 1001, 0, r, &o[r], &count[r]) == 0);
+		CHECK(dsfs_sampler_padded(&cfg, 1001, r) == (r ? 1 : 0));
+		CHECK(dsfs_sampler_padded(&cfg, 1000, r) == 0);
+	}
+	/* Rank r's padded last sample is rank r-1's first. */
+	for (r = 1; r < 4; r++)
+		CHECK(o[r][count[r] - 1] == o[r - 1][0]);
+	cfg.drop_last = true;
+	CHECK(dsfs_sampler_padded(&cfg, 1001, 1) == 0);
+	cfg.drop_last = false;
+	cfg.kind = DSFS_SAMPLER_PYTHON_SHUFFLE;
+	CHECK(dsfs_sampler_padded(&cfg, 1001, 1) == 0);
+	for (j = 0; j < 4; j++)
+		free(o[j]);
+}
+
 int main(void)
 {
+	test_padded();
 	test_mt_reference();
 	test_mt_skip();
 	test_seed_parse();
