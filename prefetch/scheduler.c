@@ -640,7 +640,8 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 	dsfs_cache_set_now(s->cfg.cache, DSFS_CACHE_NEVER);
 	if (!err) {
 		sizes_sample(s);
-		err = -pthread_create(&s->thread, NULL, sched_thread, s);
+		err = dsfs_io_spawn(&s->thread, "dsfs-sched", sched_thread,
+				    s);
 	}
 	if (err) {
 		dsfs_seek_free(s->seek);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-push: with a plan, fetched files of a listed tree are pushed into the kernel's page cache (every chunk of every sample but each eighth; fetched before the listing: once listed), read back byte for byte without reaching the daemon, dropped when the backing file changes; pushed again from the cache once the kernel dropped pushed pages (a whole cache, or one file mid-epoch: never a sentinel this epoch still reads), or pages the loader's READs brought before the plan; the push thread runs at nice 19 while ahead of the loader; push=off sends every read to the daemon.
+# t-push: with a plan, fetched files of a listed tree are pushed into the kernel's page cache (every chunk of every sample but each eighth; fetched before the listing: once listed), read back byte for byte without reaching the daemon, dropped when the backing file changes; pushed again from the cache once the kernel dropped pushed pages (a whole cache, or one file mid-epoch: never a sentinel this epoch still reads), or pages the loader's READs brought before the plan; the push thread runs at idle priority (SCHED_IDLE) while ahead of the loader; push=off sends every read to the daemon.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -80,17 +80,18 @@ say "$files samples: $pushes chunks pushed of $want expected, $skipped skipped"
 check_order || fail "bytes differ after push"
 check_reads "pushed after the listing"
 # Ahead of the loader all along (every push before any read), the push
-# thread runs at nice 19, below the daemon's own.
+# thread runs at idle priority (SCHED_IDLE, policy 5 in stat's field 41),
+# below the daemon's own (SCHED_OTHER, 0), at the daemon's nice.
 pid=${DSFS_PID[$MNT]}
-own=$(awk '{ print $19 }' "/proc/$pid/stat")
-nice=
+own=$(awk '{ print $41, $19 }' "/proc/$pid/stat")
+prio=
 for t in /proc/"$pid"/task/*; do
-	[[ $(<"$t/comm") == dsfs-push ]] && nice=$(awk '{ print $19 }' "$t/stat")
+	[[ $(<"$t/comm") == dsfs-push ]] && prio=$(awk '{ print $41, $19 }' "$t/stat")
 done
-say "the push thread's nice: ${nice:-none} (the daemon's: $own)"
-[[ -n $nice ]] || fail "no dsfs-push thread"
-((nice == (own < 19 ? 19 : own))) ||
-	fail "the push thread runs at nice $nice while ahead (the daemon at $own)"
+say "the push thread's policy and nice: ${prio:-none} (the daemon's: $own)"
+[[ -n $prio ]] || fail "no dsfs-push thread"
+[[ $own == "0 "* && $prio == "5 ${own#0 }" ]] ||
+	fail "the push thread runs at policy and nice $prio while ahead (the daemon at $own)"
 acc=$(stat_of plan.accesses) mis=$(stat_of plan.mispredictions)
 say "plan: $acc accesses, $mis mispredictions"
 ((acc >= files / 8 && mis == 0)) ||

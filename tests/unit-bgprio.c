@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * unit-bgprio: a thread goes to SCHED_IDLE and back to its own policy and
+ * nice, only where the kernel lets it return (root, or RLIMIT_NICE), and
+ * leaves a policy it did not start with alone.  Each case in a child
+ * process (they change its uid, limits and policy).
+ */
+#include "config.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bgprio.h"
+#include "unit-check.h"
+
+/* Idle and back: the kernel's policy follows, the nice is kept. */
+static void round_trip(int nice)
+{
+	struct dsfs_bgprio b;
+
+	dsfs_bgprio_init(&b);
+	CHECK(b.can && !b.idle);
+	dsfs_bgprio_set(&b, true);
+	CHECK(b.idle && sched_getscheduler(0) == SCHED_IDLE);
+	dsfs_bgprio_set(&b, true); /* no change */
+	CHECK(b.can && b.idle);
+	dsfs_bgprio_set(&b, false);
+	CHECK(b.can && !b.idle && sched_getscheduler(0) == SCHED_OTHER);
+	CHECK(getpriority(PRIO_PROCESS, 0) == nice);
+}
+
+/* Never idle: it could not come back, or its policy is not SCHED_OTHER. */
+static void stays(int policy)
+{
+	struct dsfs_bgprio b;
+
+	dsfs_bgprio_init(&b);
+	CHECK(!b.can);
+	dsfs_bgprio_set(&b, true);
+	CHECK(!b.idle && sched_getscheduler(0) == policy);
+}
+
+static int nice_limit(rlim_t lim)
+{
+	struct rlimit rl = { lim, lim };
+
+	return setrlimit(RLIMIT_NICE, &rl);
+}
+
+static void root_cases(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	CHECK(setpriority(PRIO_PROCESS, 0, 5) == 0);
+	round_trip(5);
+	/* Unprivileged: RLIMIT_NICE 20 allows nice 0 (sched(7)), 0 none.
+	 * Raising the limit takes CAP_SYS_RESOURCE, which a container's
+	 * root may lack: then only the second. */
+	CHECK(setpriority(PRIO_PROCESS, 0, 0) == 0);
+	if (nice_limit(20) == 0) {
+		CHECK(setuid(65534) == 0);
+		round_trip(0);
+	} else {
+		fprintf(stderr, "unit-bgprio: RLIMIT_NICE cannot be raised here: the unprivileged return is not tried\n");
+		CHECK(setuid(65534) == 0);
+	}
+	CHECK(nice_limit(0) == 0);
+	stays(SCHED_OTHER);
+	CHECK(sched_setscheduler(0, SCHED_BATCH, &sp) == 0);
+	stays(SCHED_BATCH);
+}
+
+/* Run fn in a child: its failures become this process's. */
+static void in_child(void (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		fn();
+		_exit(UNIT_DONE());
+	}
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0);
+}
+
+static void user_case(void)
+{
+	struct rlimit rl;
+
+	CHECK(getrlimit(RLIMIT_NICE, &rl) == 0);
+	if (rl.rlim_cur == RLIM_INFINITY ||
+	    20 - (long)rl.rlim_cur <= getpriority(PRIO_PROCESS, 0))
+		round_trip(getpriority(PRIO_PROCESS, 0));
+	else
+		stays(SCHED_OTHER);
+}
+
+int main(void)
+{
+	in_child(geteuid() == 0 ? root_cases : user_case);
+	return UNIT_DONE();
+}
