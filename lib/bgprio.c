@@ -3,13 +3,30 @@
 #include "config.h"
 
 #include <errno.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bgprio.h"
+#include "log.h"
+
+/* Whether the calling thread has CAP_SYS_NICE in effect (root need not:
+ * a container's root often lacks it). */
+static bool may_nice_any(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { 0 };
+
+	return !syscall(SYS_capget, &h, d) &&
+	       (d[CAP_SYS_NICE / 32].effective &
+		((uint32_t)1 << (CAP_SYS_NICE % 32)));
+}
 
 void dsfs_bgprio_init(struct dsfs_bgprio *b)
 {
@@ -25,7 +42,8 @@ void dsfs_bgprio_init(struct dsfs_bgprio *b)
 	nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
 	if (errno)
 		return;
-	b->can = geteuid() == 0 ||
+	/* The kernel's rule for leaving SCHED_IDLE (its can_nice()). */
+	b->can = may_nice_any() ||
 		 (!getrlimit(RLIMIT_NICE, &rl) &&
 		  (rl.rlim_cur == RLIM_INFINITY ||
 		   20 - (long)rl.rlim_cur <= nice));
@@ -34,13 +52,22 @@ void dsfs_bgprio_init(struct dsfs_bgprio *b)
 void dsfs_bgprio_set(struct dsfs_bgprio *b, bool idle)
 {
 	struct sched_param sp = { .sched_priority = 0 };
+	char name[16] = "";
+	int err;
 
 	if (!b->can || idle == b->idle)
 		return;
 	/* sched_setscheduler keeps the thread's nice for its return. */
-	if (!pthread_setschedparam(pthread_self(),
-				   idle ? SCHED_IDLE : SCHED_OTHER, &sp))
+	err = pthread_setschedparam(pthread_self(),
+				    idle ? SCHED_IDLE : SCHED_OTHER, &sp);
+	if (!err) {
 		b->idle = idle;
-	else
-		b->can = false;
+		return;
+	}
+	b->can = false;
+	if (b->idle) { /* init said it could: someone changed its rights */
+		pthread_getname_np(pthread_self(), name, sizeof(name));
+		dsfs_warn("%s: cannot leave idle priority (%s): it keeps it",
+			  name, strerror(err));
+	}
 }

@@ -12,8 +12,9 @@
  * kernels (CFS) it is the weakest weight there is, as nice 19 was.
  *
  * Only a thread that may return to its own policy uses it: SCHED_OTHER at
- * start, and root or a nice within RLIMIT_NICE (sched(7): what lets an
- * unprivileged thread leave SCHED_IDLE).  Per thread: each calls these for
+ * start, and CAP_SYS_NICE or a nice within RLIMIT_NICE (sched(7): what
+ * lets a thread leave SCHED_IDLE; root in a container may lack the
+ * capability, and would stay idle).  Per thread: each calls these for
  * itself, no locks.
  */
 #ifndef DSFS_BGPRIO_H

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * unit-bgprio: a thread goes to SCHED_IDLE and back to its own policy and
- * nice, only where the kernel lets it return (root, or RLIMIT_NICE), and
- * leaves a policy it did not start with alone.  Each case in a child
- * process (they change its uid, limits and policy).
+ * nice, only where the kernel lets it return (CAP_SYS_NICE, or a nice
+ * within RLIMIT_NICE), and leaves a policy it did not start with alone.
+ * Each case in a child process (they change its uid, capabilities, limits
+ * and policy).
  */
 #include "config.h"
 
+#include <errno.h>
+#include <linux/capability.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,6 +53,27 @@ static int nice_limit(rlim_t lim)
 	struct rlimit rl = { lim, lim };
 
 	return setrlimit(RLIMIT_NICE, &rl);
+}
+
+/* Root without CAP_SYS_NICE (a container's) and RLIMIT_NICE 0: the kernel
+ * would not let it leave SCHED_IDLE, so it never goes there. */
+static void root_without_cap(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { 0 };
+	struct sched_param sp = { .sched_priority = 0 };
+	uint32_t bit = (uint32_t)1 << (CAP_SYS_NICE % 32);
+
+	CHECK(nice_limit(0) == 0);
+	CHECK(syscall(SYS_capget, &h, d) == 0);
+	d[CAP_SYS_NICE / 32].effective &= ~bit;
+	d[CAP_SYS_NICE / 32].permitted &= ~bit;
+	CHECK(syscall(SYS_capset, &h, d) == 0);
+	stays(SCHED_OTHER);
+	/* What it avoids: once idle, the way back is refused. */
+	CHECK(sched_setscheduler(0, SCHED_IDLE, &sp) == 0);
+	CHECK(sched_setscheduler(0, SCHED_OTHER, &sp) == -1 && errno == EPERM);
 }
 
 static void root_cases(void)
@@ -103,5 +129,7 @@ static void user_case(void)
 int main(void)
 {
 	in_child(geteuid() == 0 ? root_cases : user_case);
+	if (geteuid() == 0)
+		in_child(root_without_cap);
 	return UNIT_DONE();
 }
