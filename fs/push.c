@@ -109,8 +109,7 @@ struct dsfs_push {
 					   read relaxed by dsfs_push_listed */
 	bool waiting, stop, started;	/* protected by lock */
 	/* The thread's priority (pace()), and until when (CLOCK_MONOTONIC)
-	 * it keeps its own: prio is the push thread's, behind_ns written by
-	 * it and by dsfs_push_offer (relaxed). */
+	 * it keeps its own: the push thread's alone. */
 	struct dsfs_bgprio prio;
 	uint64_t behind_ns;
 };
@@ -331,8 +330,9 @@ static bool take_locked(struct dsfs_push *p, struct item *it, uint64_t *wait)
  * loader it runs at background priority (lib/bgprio.h): a job that waits
  * on its reads (a GPU-bound one, with CPUs to spare) gets them first.  On
  * 2 CPUs, a job taking 1,067 MB/s of a 50,000-file set cold stalled 0.50%
- * of its time so (median of 10 runs), against 1.25% at nice 19 (10 runs,
- * interleaved): the kernel let a running push finish its slice first.
+ * of its time so, against 1.25% at nice 19 (medians of 10 interleaved
+ * runs; in a noisier hour, 1.34% against 2.12%, 8 runs): the kernel let a
+ * running push finish its slice first.
  * A chunk whose planned read came before its push means the push falls
  * behind the loader (other work keeps the CPUs busy: pushing at low
  * priority throughout then lost 10 to 25% of a reader's files/s, its files
@@ -346,15 +346,13 @@ static bool take_locked(struct dsfs_push *p, struct item *it, uint64_t *wait)
  */
 static void pace(struct dsfs_push *p, uint64_t t)
 {
-	dsfs_bgprio_set(&p->prio,
-			t >= __atomic_load_n(&p->behind_ns, __ATOMIC_RELAXED));
+	dsfs_bgprio_set(&p->prio, t >= p->behind_ns);
 }
 
 /* A sign that the push falls behind: its own priority for BEHIND_NS. */
 static void fell_behind(struct dsfs_push *p)
 {
-	__atomic_store_n(&p->behind_ns, now_ns() + BEHIND_NS,
-			 __ATOMIC_RELAXED);
+	p->behind_ns = now_ns() + BEHIND_NS;
 }
 
 static void *push_thread(void *arg)
