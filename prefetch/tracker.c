@@ -369,13 +369,28 @@ static uint64_t padded_tail(const struct dsfs_tracker *t)
 }
 
 /*
+ * Whether the current epoch looks over though votes must confirm it: it is
+ * mostly seen (>= 90% of its distinct files: the page cache serves the
+ * repeats), or its opens reached its last positions (frontier within
+ * giveup_min() of its end) with at most 1/16 of the recent accesses
+ * missed besides the votes in progress: the kernel served the others from
+ * pushed pages.  (A tracker following a wrong order, its frontier moved by
+ * chance, misses as it goes.)
+ */
+static bool nearly_over(const struct dsfs_tracker *t)
+{
+	if (t->nfirst * 10 >= (t->cur.count - t->cur.ndups) * 9)
+		return true;
+	return t->frontier + giveup_min(t) + padded_tail(t) >= t->cur.count &&
+	       (t->hist_misses - t->miss_run) * 16 <= t->hist_len;
+}
+
+/*
  * idx is not placeable in the current epoch: a vote for the next one when
  * it sits at that epoch's start.  Switches after `need` votes in a row
- * (lost, or the current epoch < 90% seen), 2 when it is >= 90% seen or its
- * frontier is within giveup_min() of its end with at most 1/16 of the
- * recent accesses missed but these votes (a tracker following a wrong
- * order, its frontier moved by chance, misses as it goes), 1 when the
- * low-water mark reached its end (or its padding: padded_tail()).
+ * (lost, or the current epoch not nearly_over()), 2 when it is nearly
+ * over, 1 when the low-water mark reached its end (or its padding:
+ * padded_tail()).
  */
 static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 {
@@ -385,18 +400,8 @@ static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 	    t->low + padded_tail(t) >= t->cur.count)
 		need = 1;	/* all seen (or given up, or padding): the
 				   epoch is over */
-	else if (t->mode != DSFS_TRACKER_LOST &&
-		 (t->nfirst * 10 >= (t->cur.count - t->cur.ndups) * 9 ||
-		  (t->frontier + giveup_min(t) + padded_tail(t) >=
-			   t->cur.count &&
-		   (t->hist_misses - t->miss_run) * 16 <= t->hist_len)))
-		need = 2;	/* mostly seen (the files that several samples
-				   share, once: the page cache serves the
-				   rest), or opens reached its last
-				   positions, nearly every recent one in
-				   plan but these votes (the kernel served
-				   the others from pushed pages): one stray
-				   must not switch */
+	else if (t->mode != DSFS_TRACKER_LOST && nearly_over(t))
+		need = 2;	/* one stray must not switch */
 	if (t->learned && t->mode != DSFS_TRACKER_LOST &&
 	    dsfs_tracker_past_end(t, idx, p))
 		return DSFS_TRACK_MISS;
