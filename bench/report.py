@@ -454,8 +454,8 @@ class Report:
         rows, sides = [], {}
         for name, side, given in (
                 ("raw XFS", "raw", "%s MiB: its page cache" % mem),
-                ("dsfs, seed plan", "dsfs", "%s MiB: cache_size=%s, the daemon, the "
-                 "mount's page cache" % (mem, r.s("caches", 3)))):
+                ("dsfs, seed plan", "dsfs", "%s MiB: cache_size=%s and the room "
+                 "dsfs(8) asks beside it" % (mem, r.s("caches", 3)))):
             sides[side] = first, fps, per, kept = self.big_side(side, epochs)
             rows.append([name, given, num(first), num(fps), num(per), num(kept, "%.1f%%"),
                          num(scaled(r.get("big", side, "peak_charge_bytes"), MIB))])

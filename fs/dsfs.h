@@ -199,6 +199,15 @@ static inline uint64_t dsfs_lead_bytes(const struct dsfs_fs *fs)
 						    fs->arena.size;
 }
 
+/* memroom.c: the daemon in a memory cgroup.  dsfs_memroom_check() refuses
+ * (-1, said on stderr) a charged cache that leaves the daemon too little;
+ * dsfs_memroom_advise() warns where the plan's tree has too little room
+ * beside it; dsfs_memroom_push() says whether to push (push=, direct_io,
+ * and, for push=auto, room for the lead). */
+int dsfs_memroom_check(const struct dsfs_fs *fs);
+void dsfs_memroom_advise(const struct dsfs_fs *fs);
+bool dsfs_memroom_push(const struct dsfs_fs *fs);
+
 /* ctl.c: the plan control channel, getxattr of DSFS_PLAN_XATTR on the mount
  * root (see ctl.c and dsfs(8), PLAN CONTROL). */
 #define DSFS_PLAN_XATTR "user.dsfs.plan"

@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup.h"
 #include "detach.h"
 #include "dsfs.h"
 #include "ident.h"
@@ -135,62 +134,6 @@ static int add_mount_args(struct fuse_args *args, const struct dsfs_opts *o)
 	return err ? -1 : 0;
 }
 
-/* Memory the daemon needs beside a charged cache: index, inode table,
- * fd pool, threads' stacks, libraries. */
-#define CGROUP_HEADROOM (64ULL << 20)
-
-/*
- * A cache the memory cgroup would OOM-kill the daemon for (once filled) is
- * refused now, with what would fit.  Huge pages from the hugetlb pool are
- * not charged to the memory cgroup, so only the other kinds count.
- */
-static int cgroup_check(struct dsfs_fs *fs)
-{
-	uint64_t limit, size = fs->arena.size;
-	char where[PATH_MAX] = "";
-
-	if (fs->arena.kind == DSFS_PAGE_HUGETLB ||
-	    dsfs_cgroup_mem_limit(&limit, where, sizeof(where)) ||
-	    limit == UINT64_MAX || size + CGROUP_HEADROOM <= limit)
-		return 0;
-	fprintf(stderr, "dsfs: cache_size=%s does not fit the memory cgroup limit of %llu MiB (%s) with the daemon's own %llu MiB; give at most cache_size=%lluM, or use hugepages, which the memory cgroup does not charge\n",
-		fs->opts.cache_size_s ? fs->opts.cache_size_s : "(default)",
-		(unsigned long long)(limit >> 20), where,
-		(unsigned long long)(CGROUP_HEADROOM >> 20),
-		(unsigned long long)(limit > CGROUP_HEADROOM ?
-				     (limit - CGROUP_HEADROOM) >> 20 : 0));
-	return -1;
-}
-
-/*
- * Whether to push planned data into the kernel's page cache (push.c).  The
- * pushed pages are charged to the daemon's memory cgroup: with push=auto,
- * not when its limit leaves less room for them than the prefetch's lead
- * (they would be reclaimed before the loader comes, each push a wasted
- * copy), nor with direct_io (no pages kept).
- */
-static bool push_wanted(struct dsfs_fs *fs)
-{
-	uint64_t limit, lead, used;
-	char where[PATH_MAX] = "";
-
-	if (fs->opts.direct_io || fs->opts.push == DSFS_PUSH_OFF)
-		return false;
-	if (fs->opts.push == DSFS_PUSH_ON ||
-	    dsfs_cgroup_mem_limit(&limit, where, sizeof(where)) ||
-	    limit == UINT64_MAX)
-		return true;
-	lead = dsfs_lead_bytes(fs);
-	used = CGROUP_HEADROOM +
-	       (fs->arena.kind == DSFS_PAGE_HUGETLB ? 0 : fs->arena.size);
-	if (limit > used && limit - used >= lead)
-		return true;
-	dsfs_info("push: off: the memory cgroup limit of %llu MiB (%s) leaves less than the lead (%llu MiB) for the page cache beyond the cache and the daemon; push=on forces it",
-		  (unsigned long long)(limit >> 20), where,
-		  (unsigned long long)(lead >> 20));
-	return false;
-}
-
 /* The cache: before mounting, so a refusal (hugepages=require with too
  * small a pool, a memory cgroup too small) reaches the user's terminal and
  * nothing gets mounted. */
@@ -205,7 +148,7 @@ static int cache_init(struct dsfs_fs *fs)
 		fprintf(stderr, "dsfs: %s\n", why[0] ? why : strerror(-err));
 		return -1;
 	}
-	if (cgroup_check(fs))
+	if (dsfs_memroom_check(fs))
 		return -1; /* the caller's cleanup unmaps the arena */
 	fs->cache = dsfs_cache_new(&ccfg);
 	if (!fs->cache) {
@@ -369,9 +312,10 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args, int *ready)
 		dsfs_log_to_syslog();
 	}
 	log_cache(fs);
+	dsfs_memroom_advise(fs);
 	if (io_init(fs))
 		goto out_unmount;
-	if (push_wanted(fs) && (err = dsfs_push_start(fs, se, &fs->push)))
+	if (dsfs_memroom_push(fs) && (err = dsfs_push_start(fs, se, &fs->push)))
 		dsfs_warn("push: cannot start (%s): planned data is served by reads only",
 			  strerror(-err));
 	if (sched_init(fs))

@@ -37,14 +37,28 @@ if [[ -w /sys/fs/cgroup/memory ]]; then
 	! is_mounted "$(realpath "$MNT")" || fail "mounted after the refusal"
 	say "refused: $(cat "$WORK/err")"
 	# One that fits serves every byte, and the daemon is not killed.
-	DSFS_CGROUP=$CG mount_dsfs "$SRC" "$MNT" -o cache_size=24M,hugepages=off
+	PLAN=sampler=torch-random,seed=3,layout=sorted,dataset=data
+	DSFS_CGROUP=$CG mount_dsfs "$SRC" "$MNT" -o cache_size=24M,hugepages=off,$PLAN
 	# 96 MiB less the cache and the daemon's 64 leave no room to push a
 	# lead of 12 MiB into the page cache (push=auto).
 	log_has "$MNT" "push: off: the memory cgroup limit of 96 MiB" ||
 		fail "push not turned off in a cgroup without room for it"
+	# Nor for the kernel's inodes of the plan's files: a warning.
+	files=$(find "$SRC/data" -type f | wc -l)
+	log_has "$MNT" "the memory cgroup limit of 96 MiB ($CG) leaves 72 MiB beside the cache, where the daemon, the page cache of reads and the kernel's inodes of the plan's $files files" ||
+		fail "no warning of a cgroup without room for the tree's inodes"
 	two_passes "memory cgroup"
 	peak=$(cat "$CG/memory.max_usage_in_bytes")
 	say "daemon peak charge $((peak >> 20)) MiB of 96"
+	unmount_dsfs "$MNT"
+	# With the room dsfs(8) asks (64 MiB for the daemon, 64 for the page
+	# cache of reads, 3 KiB a file), no warning.
+	echo $(((24 + 128 + (files * 3 + 1023) / 1024) << 20)) >"$CG/memory.limit_in_bytes"
+	DSFS_CGROUP=$CG mount_dsfs "$SRC" "$MNT" -o cache_size=24M,hugepages=off,$PLAN
+	log_has "$MNT" "plan: torch-random over $files samples" || fail "no plan"
+	! grep -q "kernel's inodes of the plan" "${DSFS_LOG[$(realpath "$MNT")]}" ||
+		fail "warned with the room dsfs(8) asks"
+	"$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs (room)"
 	unmount_dsfs "$MNT"
 else
 	say "no writable cgroup v1 memory controller: memory cgroup part skipped"
