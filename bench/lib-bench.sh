@@ -66,6 +66,13 @@ busy_seconds() {
 		printf "%.2f\n", ($2 + $3 + $4 + $7 + $8) / hz; exit }' /proc/stat
 }
 
+# steal_seconds: the seconds the host has taken from this machine's CPUs
+# since boot (steal, the 8th figure of /proc/stat's cpu line): another
+# guest's turn on them.
+steal_seconds() {
+	awk -v hz="$HZ" '$1 == "cpu" { printf "%.2f\n", $9 / hz; exit }' /proc/stat
+}
+
 # busy_since B0: the seconds the CPUs have been busy since busy_seconds
 # gave B0.
 busy_since() {
@@ -119,16 +126,18 @@ in_cgroup() {
 # over LIST (paths relative to ROOT, in that order), in $CGROUP if set,
 # after listing ROOT untimed unless SCAN is empty (scan_s=).
 # Records its figures, the bytes read from storage, the seconds the
-# machine's CPUs were busy during the run and the run's wall time (the
+# machine's CPUs were busy during the run and those the host took from
+# them (steal), and the run's wall time (the
 # reader's start-up included) and, with a FUSE daemon mounted
 # ($FUSE_PID), the daemon's CPU seconds during the run and its peak memory
 # so far.
 reader() {
-	local set=$1 cfg=$2 root=$3 list=$4 out s0 b0 c0 t0 extra=
+	local set=$1 cfg=$2 root=$3 list=$4 out s0 b0 c0 t0 st0 extra=
 
 	shift 4
 	s0=$(storage_bytes)
 	b0=$(busy_seconds)
+	st0=$(steal_seconds)
 	t0=$EPOCHREALTIME
 	[[ -z $FUSE_PID ]] || c0=$(cpu_seconds "$FUSE_PID")
 	out=$(in_cgroup "$SHUFREAD" $SCAN -l "$list" "$@" "$root") ||
@@ -138,6 +147,7 @@ reader() {
 	fi
 	record "$set" "$cfg" "${out#round=1 }" \
 		"storage_bytes=$(($(storage_bytes) - s0))" "busy_s=$(busy_since "$b0")" \
+		"steal_s=$(awk -v a="$st0" -v b="$(steal_seconds)" 'BEGIN { printf "%.2f", b - a }')" \
 		"wall_s=$(seconds_since "$t0")" $extra
 }
 

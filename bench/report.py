@@ -341,13 +341,14 @@ class Report:
             rows.append([name, num(scaled(r.pooled("img", c, "stall_frac"), 0.01), "%.2f%%"),
                          num(r.pooled("img", c, "MB_per_s")),
                          num(r.pooled("img", c, "lat_p99_us")),
+                         num(statistics.median(self.steal_stall(c)[0] or [None]), "%.1f%%"),
                          str(len(r.runs_of("img", c)) * len(r.rounds("img", c)))])
         n = len(r.runs_of("img", "dsfs-cold-rate"))
         self.p("## Rate-limited job on (1): a GPU-bound consumer of %s MB/s (median)" %
                num(r.get("rate", "job", "rate_MBps"), "%.1f"))
         self.p()
         self.p(table(["configuration", "stall fraction after 1 s", "MB/s consumed",
-                      "p99 read µs", "runs"], rows))
+                      "p99 read µs", "host's steal", "runs"], rows))
         self.p()
         self.p("4 reader threads keep up to 8 files ahead of the job, which computes "
                "size/rate seconds on each; a stall is time it waits on an empty queue. "
@@ -363,6 +364,23 @@ class Report:
                    num(r.pooled("img", "dsfs-rate-daemon", "reads")),
                    num(r.pooled("img", "dsfs-rate-daemon", "stall_seconds"), "%.3f")))
         self.p()
+        steal, stall = self.steal_stall("dsfs-cold-rate")
+        if steal:
+            self.p("*host's steal*: the share of the CPUs' time the host gave to other "
+                   "guests during a run (/proc/stat), median of the runs. dsfs's runs by "
+                   "steal (steal → stall): %s." % ", ".join(
+                       "%.1f%% → %.2f%%" % x for x in sorted(zip(steal, stall))))
+            self.p()
+
+    def steal_stall(self, c):
+        """Each run's host steal (% of the CPUs' time) and stall (%) of c."""
+        r, cpus = self.r, self.r.m("cpus", 0, int)
+        runs = [v for x in r.runs_of("img", c) for v in r.rounds("img", x).values()
+                if "steal_s" in v and "stall_frac" in v and v.get("wall_s")]
+        if not cpus or not runs:
+            return [], []
+        return ([100 * v["steal_s"] / (v["wall_s"] * cpus) for v in runs],
+                [100 * v["stall_frac"] for v in runs])
 
     def ranks(self):
         r, rows = self.r, []
