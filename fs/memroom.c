@@ -58,6 +58,8 @@ static unsigned long long mib(uint64_t bytes)
 	return (unsigned long long)((bytes + (1 << 20) - 1) >> 20);
 }
 
+/* A charged cache the cgroup would OOM-kill the daemon for, once filled, is
+ * refused before mounting, with what would fit. */
 int dsfs_memroom_check(const struct dsfs_fs *fs)
 {
 	uint64_t limit, size = charged_cache(fs);
@@ -75,6 +77,9 @@ int dsfs_memroom_check(const struct dsfs_fs *fs)
 	return -1;
 }
 
+/* The room for the tree beside the cache: a warning only, as a mount
+ * without it serves every byte right, slower.  Not for a mount without a
+ * plan (no file count yet). */
 void dsfs_memroom_advise(const struct dsfs_fs *fs)
 {
 	uint64_t limit, files = tree_files(fs), size = charged_cache(fs), want;
@@ -99,6 +104,10 @@ void dsfs_memroom_advise(const struct dsfs_fs *fs)
 		  mib(size + want), fix);
 }
 
+/* Pushed pages are charged to the daemon's cgroup too: with push=auto, no
+ * push where the limit leaves less room for them than the prefetch's lead
+ * (they would be reclaimed before the loader comes, each push a wasted
+ * copy), nor with direct_io (no pages kept). */
 bool dsfs_memroom_push(const struct dsfs_fs *fs)
 {
 	uint64_t limit, lead = dsfs_lead_bytes(fs), used;

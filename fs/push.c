@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Pushing planned data into the kernel's page cache (-o push; on by
- * default unless a memory cgroup leaves no room, see main.c).
+ * default unless a memory cgroup leaves no room, see memroom.c).
  *
  * A chunk the plan fetched is copied into the kernel's page cache of its
  * file with FUSE_NOTIFY_STORE as soon as its read completes, so that the
