@@ -346,6 +346,8 @@ static int apply(struct dsfs_fs *fs, const char *cmd, char *why,
 		return err;
 	}
 	swap_plan(fs, g, listed, s);
+	if (listed) /* the mount's first plan: the tree's size is known now */
+		dsfs_memroom_advise(fs);
 	return 1;
 }
 

@@ -10,7 +10,9 @@
  * tree's inodes too little is let through with a warning (the kernel
  * reclaims them and every open goes back to the daemon for a lookup); the
  * push into the page cache (push.c) is kept off where its lead has no room.
- * Main thread, before mounting.
+ * Main thread, at mount; dsfs_memroom_advise() also from a FUSE worker
+ * running a plan command (ctl.c, under its lock: the only writer of
+ * fs->layout).
  */
 #include "config.h"
 
@@ -78,8 +80,9 @@ int dsfs_memroom_check(const struct dsfs_fs *fs)
 }
 
 /* The room for the tree beside the cache: a warning only, as a mount
- * without it serves every byte right, slower.  Not for a mount without a
- * plan (no file count yet). */
+ * without it serves every byte right, slower.  Once the mount has a plan
+ * (the file count): at the mount, or at its first plan from the control
+ * channel (ctl.c, which lists the tree then). */
 void dsfs_memroom_advise(const struct dsfs_fs *fs)
 {
 	uint64_t limit, files = tree_files(fs), size = charged_cache(fs), want;

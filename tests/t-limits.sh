@@ -51,6 +51,18 @@ if [[ -w /sys/fs/cgroup/memory ]]; then
 	peak=$(cat "$CG/memory.max_usage_in_bytes")
 	say "daemon peak charge $((peak >> 20)) MiB of 96"
 	unmount_dsfs "$MNT"
+	# A mount without a plan knows no file count: no warning until its
+	# first plan from the control channel lists the tree.
+	DSFS_CGROUP=$CG mount_dsfs "$SRC" "$MNT" -o cache_size=24M,hugepages=off
+	log_has "$MNT" "mounted" || fail "not mounted"
+	! grep -q "kernel's inodes of the plan" "${DSFS_LOG[$(realpath "$MNT")]}" ||
+		fail "warned with no plan"
+	getfattr --absolute-names --only-values -n "user.dsfs.plan=$PLAN" "$MNT" \
+		>/dev/null || fail "plan command refused"
+	log_has "$MNT" "kernel's inodes of the plan's $files files" ||
+		fail "no warning at the first plan from the control channel"
+	"$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs (plan command)"
+	unmount_dsfs "$MNT"
 	# With the room dsfs(8) asks (64 MiB for the daemon, 64 for the page
 	# cache of reads, 3 KiB a file), no warning.
 	echo $(((24 + 128 + (files * 3 + 1023) / 1024) << 20)) >"$CG/memory.limit_in_bytes"
