@@ -79,6 +79,12 @@ busy_since() {
 	awk -v a="$1" -v b="$(busy_seconds)" 'BEGIN { printf "%.2f", b - a }'
 }
 
+# steal_since S0: the seconds the host has taken since steal_seconds gave
+# S0.
+steal_since() {
+	awk -v a="$1" -v b="$(steal_seconds)" 'BEGIN { printf "%.2f", b - a }'
+}
+
 # seconds_since T0: the seconds since $EPOCHREALTIME was T0.
 seconds_since() {
 	awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'
@@ -147,7 +153,7 @@ reader() {
 	fi
 	record "$set" "$cfg" "${out#round=1 }" \
 		"storage_bytes=$(($(storage_bytes) - s0))" "busy_s=$(busy_since "$b0")" \
-		"steal_s=$(awk -v a="$st0" -v b="$(steal_seconds)" 'BEGIN { printf "%.2f", b - a }')" \
+		"steal_s=$(steal_since "$st0")" \
 		"wall_s=$(seconds_since "$t0")" $extra
 }
 

@@ -55,6 +55,13 @@ static uint64_t tree_files(const struct dsfs_fs *fs)
 	return fs->layout ? dsfs_layout_count(fs->layout) : 0;
 }
 
+/* What the cgroup must hold beside the cache whatever the loaders do: the
+ * daemon, and the kernel's inodes of the plan's files. */
+static uint64_t daemon_and_inodes(const struct dsfs_fs *fs)
+{
+	return DAEMON_ROOM + tree_files(fs) * FILE_ROOM;
+}
+
 static unsigned long long mib(uint64_t bytes)
 {
 	return (unsigned long long)((bytes + (1 << 20) - 1) >> 20);
@@ -90,7 +97,7 @@ void dsfs_memroom_advise(const struct dsfs_fs *fs)
 
 	if (!files || !cgroup_limit(&limit, where, sizeof(where)))
 		return;
-	want = DAEMON_ROOM + PAGES_ROOM + files * FILE_ROOM;
+	want = daemon_and_inodes(fs) + PAGES_ROOM;
 	if (size + want <= limit)
 		return;
 	fix[0] = '\0';
@@ -121,7 +128,7 @@ bool dsfs_memroom_push(const struct dsfs_fs *fs)
 	if (fs->opts.push == DSFS_PUSH_ON ||
 	    !cgroup_limit(&limit, where, sizeof(where)))
 		return true;
-	used = charged_cache(fs) + DAEMON_ROOM + tree_files(fs) * FILE_ROOM;
+	used = charged_cache(fs) + daemon_and_inodes(fs);
 	if (limit > used && limit - used >= lead)
 		return true;
 	dsfs_info("push: off: the memory cgroup limit of %llu MiB (%s) leaves less than the lead (%llu MiB) for the page cache beside the cache, the daemon and the kernel's inodes of the tree; push=on forces it",
