@@ -640,8 +640,8 @@ class Report:
                        "%.2f%%"),
                    num(scaled(r.pooled("img", "raw-warm-rate", "stall_frac"), 0.01),
                        "%.2f%%"),
-                              num(r.get("rate", "job", "rate_MBps")),
-                              num(g("dsfs-cached-t4", "MB_per_s"))),
+                   num(r.get("rate", "job", "rate_MBps")),
+                   num(g("dsfs-cached-t4", "MB_per_s"))),
                lambda x: x <= 0.01, 4)
         sides, hit, own = self.fig["big"]
         kept, mn = sides["dsfs"][3], r.m("min_hit_pct", conv=float)
