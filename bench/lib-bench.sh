@@ -73,16 +73,21 @@ steal_seconds() {
 	awk -v hz="$HZ" '$1 == "cpu" { printf "%.2f\n", $9 / hz; exit }' /proc/stat
 }
 
+# delta NOW THEN: NOW - THEN, to the hundredth (counters read twice).
+delta() {
+	awk -v a="$2" -v b="$1" 'BEGIN { printf "%.2f", b - a }'
+}
+
 # busy_since B0: the seconds the CPUs have been busy since busy_seconds
 # gave B0.
 busy_since() {
-	awk -v a="$1" -v b="$(busy_seconds)" 'BEGIN { printf "%.2f", b - a }'
+	delta "$(busy_seconds)" "$1"
 }
 
 # steal_since S0: the seconds the host has taken since steal_seconds gave
 # S0.
 steal_since() {
-	awk -v a="$1" -v b="$(steal_seconds)" 'BEGIN { printf "%.2f", b - a }'
+	delta "$(steal_seconds)" "$1"
 }
 
 # seconds_since T0: the seconds since $EPOCHREALTIME was T0.
@@ -116,7 +121,7 @@ peak_kib() {
 # daemon_cpu_since C0: the FUSE daemon's CPU seconds since it had used C0
 # (cpu_seconds $FUSE_PID).
 daemon_cpu_since() {
-	awk -v a="$1" -v b="$(cpu_seconds "$FUSE_PID")" 'BEGIN { printf "%.2f", b - a }'
+	delta "$(cpu_seconds "$FUSE_PID")" "$1"
 }
 
 # in_cgroup CMD...: run CMD in memory cgroup $CGROUP, if one is set.

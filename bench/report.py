@@ -371,16 +371,16 @@ class Report:
                "CPU time, lost to the host's other guests or to the job's threads, the "
                "floor of any configuration on this machine.")
         self.p()
-        lists = [(name, ss) for name, ss in (
-            (name, self.steal_stall(c)) for name, c in (
-                ("raw XFS warm", "raw-warm-rate"), ("dsfs", "dsfs-cold-rate"))) if ss[0]]
+        lists = []
+        for name, c in (("raw XFS warm", "raw-warm-rate"), ("dsfs", "dsfs-cold-rate")):
+            steal, stall = self.steal_stall(c)
+            if steal:  # older results recorded no steal
+                lists.append("%s %s" % (name, ", ".join(
+                    "%.1f%% → %.2f%%" % x for x in sorted(zip(steal, stall)))))
         if lists:
             self.p("*host's steal*: the share of the CPUs' time the host gave to other "
                    "guests during a run (/proc/stat), median of the runs. The runs by "
-                   "steal (steal → stall): %s." % "; ".join(
-                       "%s %s" % (name, ", ".join(
-                           "%.1f%% → %.2f%%" % x for x in sorted(zip(steal, stall))))
-                       for name, (steal, stall) in lists))
+                   "steal (steal → stall): %s." % "; ".join(lists))
             self.p()
 
     def steal_stall(self, c):
