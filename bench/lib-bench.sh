@@ -286,6 +286,14 @@ fio_run() {
 		$7 * 1.024 / 1000, $8, $16, $6 * 1024 }' <<<"$out")" "busy_s=$(busy_since "$b0")"
 }
 
+# hugetlb_held_bytes: the bytes of the kernel's huge page pool in use or
+# reserved by a mapping (a cache maps its pages at mount and faults them in
+# as it fills).
+hugetlb_held_bytes() {
+	awk '/^HugePages_(Total|Rsvd):/ { n += $2 } /^HugePages_Free:/ { n -= $2 }
+		/^Hugepagesize:/ { kib = $2 } END { printf "%.0f\n", n * kib * 1024 }' /proc/meminfo
+}
+
 # cg_make NAME BYTES: a v1 memory cgroup limited to BYTES, in CG[NAME]
 # (removed at exit).  Page cache that a member reads is charged to it.
 cg_make() {
