@@ -72,20 +72,32 @@ static bool is_dot(const char *name)
 /*
  * READDIRPLUS entry for one name: stat it through the directory fd (never
  * following a link) and take a lookup reference.  Dots get no reference,
- * as the kernel does not link them.  0, or -errno (e.g. the name vanished).
+ * as the kernel does not link them.  Neither does a name whose inode the
+ * kernel holds under it already, when every change to SOURCE so far has
+ * reached the kernel (settled): its entry is the name alone (node id 0),
+ * which the kernel lists without touching its dentry, and stat and
+ * file handle are saved (a listing of a tree the kernel knows, each epoch
+ * of a loader that lists its data set).  0, or -errno (e.g. the name
+ * vanished).
  */
 static int plus_entry(struct dsfs_fs *fs, struct dsfs_inode *dir, int dirfd,
-		      const struct dent64 *d, struct fuse_entry_param *e,
-		      struct dsfs_inode **ref)
+		      const struct dent64 *d, bool settled,
+		      struct fuse_entry_param *e, struct dsfs_inode **ref)
 {
 	struct stat st;
 	uint64_t gen;
 
 	*ref = NULL;
 	memset(e, 0, sizeof(*e));
-	if (is_dot(d->d_name)) {
-		e->attr.st_ino = d->d_ino;
-		e->attr.st_mode = (mode_t)d->d_type << 12;
+	e->attr.st_ino = d->d_ino;
+	e->attr.st_mode = (mode_t)d->d_type << 12;
+	if (is_dot(d->d_name))
+		return 0;
+	if (settled && d->d_type != DT_UNKNOWN &&
+	    dsfs_inodes_held(fs->inodes, dir, d->d_name, dir->dev, d->d_ino,
+			     &gen)) {
+		if (fs->push && d->d_type == DT_REG)
+			dsfs_push_listed(fs->push, dir->dev, d->d_ino, gen);
 		return 0;
 	}
 	if (fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -106,7 +118,8 @@ static int plus_entry(struct dsfs_fs *fs, struct dsfs_inode *dir, int dirfd,
  * rem if it did not fit (nothing added), or -errno.
  */
 static ssize_t add_entry(fuse_req_t req, struct dsfs_inode *dir, int dirfd,
-			 const struct dent64 *d, char *p, size_t rem, bool plus)
+			 const struct dent64 *d, char *p, size_t rem, bool plus,
+			 bool settled)
 {
 	struct dsfs_fs *fs = dsfs_req_fs(req);
 	struct fuse_entry_param e;
@@ -121,7 +134,7 @@ static ssize_t add_entry(fuse_req_t req, struct dsfs_inode *dir, int dirfd,
 		return (ssize_t)fuse_add_direntry(req, p, rem, d->d_name, &st,
 						  d->d_off);
 	}
-	err = plus_entry(fs, dir, dirfd, d, &e, &ref);
+	err = plus_entry(fs, dir, dirfd, d, settled, &e, &ref);
 	if (err == -ENOENT)
 		return 0;
 	if (err)
@@ -145,6 +158,8 @@ static ssize_t fill(fuse_req_t req, struct dsfs_inode *dir, int dirfd,
 	 * many as will fit (at least one of the longest name). */
 	size_t want = plus ? size / 4 : size, rem = size;
 	ssize_t n = 0, at = 0, took;
+	/* Before the first getdents: a change after it is still to come. */
+	bool settled = plus && dsfs_fresh_settled(dsfs_req_fs(req), dir->dev);
 
 	if (lseek(dirfd, off, SEEK_SET) < 0)
 		return -errno;
@@ -162,7 +177,7 @@ static ssize_t fill(fuse_req_t req, struct dsfs_inode *dir, int dirfd,
 		d = (const struct dent64 *)(dbuf + at);
 		at += d->d_reclen;
 		took = add_entry(req, dir, dirfd, d, buf + (size - rem), rem,
-				 plus);
+				 plus, settled);
 		if (took < 0)
 			return rem == size ? took : (ssize_t)(size - rem);
 		if ((size_t)took > rem)

@@ -461,6 +461,27 @@ struct dsfs_inode *dsfs_inodes_find_ref(struct dsfs_inodes *t, uint64_t dev,
 	return find_live(t, dev, ino, gen, 1);
 }
 
+bool dsfs_inodes_held(struct dsfs_inodes *t, const struct dsfs_inode *parent,
+		      const char *name, uint64_t dev, uint64_t ino,
+		      uint64_t *gen)
+{
+	uint64_t h = id_hash(dev, ino);
+	struct ishard *s = shard_of(t, h);
+	const struct dsfs_inode *in;
+
+	pthread_mutex_lock(&s->lock);
+	for (in = s->buckets[bucket_of(s, h)]; in; in = in->hnext) {
+		if (in->dev == dev && in->ino == ino && in->refs &&
+		    in->where->parent == parent &&
+		    !strcmp(in->where->name, name)) {
+			*gen = in->gen;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return in != NULL;
+}
+
 uint64_t dsfs_inodes_count(struct dsfs_inodes *t)
 {
 	uint64_t n = 1;

@@ -25,6 +25,7 @@
 #ifndef DSFS_INODES_H
 #define DSFS_INODES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -147,6 +148,15 @@ int dsfs_inodes_find(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
  * file that must not reach another one (fs/push.c). */
 struct dsfs_inode *dsfs_inodes_find_ref(struct dsfs_inodes *t, uint64_t dev,
 					uint64_t ino, uint64_t gen);
+
+/*
+ * Whether the kernel holds the inode of (dev, ino) that a listing of parent
+ * finds under name: a live inode of that number, of any generation, whose
+ * front name is parent/name.  Then *gen is its generation.  O(1).
+ */
+bool dsfs_inodes_held(struct dsfs_inodes *t, const struct dsfs_inode *parent,
+		      const char *name, uint64_t dev, uint64_t ino,
+		      uint64_t *gen);
 
 /* Number of live inodes, root included; for tests and stats. */
 uint64_t dsfs_inodes_count(struct dsfs_inodes *t);

@@ -1,8 +1,9 @@
 #!/bin/bash
-# t-listing: directory listings through the mount: a directory of thousands of long names (many READDIR requests) lists exactly the backing names, seekdir/telldir return to every position (from the kernel's cached listing and, once the page cache is dropped, from the offsets dsfs gave), a listing seen again is served by the kernel (neither OPENDIR nor READDIR reaches the daemon), and names added or removed in SOURCE show in the next listing.
+# t-listing: directory listings through the mount: a directory of thousands of long names (many READDIR requests) lists exactly the backing names, seekdir/telldir return to every position (from the kernel's cached listing and, once the page cache is dropped, from the offsets dsfs gave), a listing seen again is served by the kernel (neither OPENDIR nor READDIR reaches the daemon), a listing the kernel dropped while it holds the names' inodes costs the daemon no stat per name (and one of names it forgot does), and names added, removed or replaced in SOURCE show in the next listing (and read as the new files).
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
+require_cmd strace
 
 make_volume 320
 SRC="$VOL/src"
@@ -43,6 +44,46 @@ after=$(dir_requests)
 ((after == before)) ||
 	fail "$((after - before)) directory requests reached the daemon for listings the kernel had"
 
+# stats_during CMD...: the stat and file-handle calls the daemon makes
+# while CMD runs (strace attached to all its threads).
+stats_during() {
+	local out=$WORK/strace.out tracer n
+
+	strace -f -qq -e trace=newfstatat,name_to_handle_at -o "$out" -p "$pid" 2>/dev/null &
+	tracer=$!
+	for _ in $(seq 50); do # attached once its first thread shows traced
+		grep -q '^TracerPid:[[:space:]]*[1-9]' "/proc/$pid/status" && break
+		sleep 0.1
+	done
+	sleep 0.5 # the other threads
+	"$@"
+	kill -INT "$tracer"
+	wait "$tracer" || true
+	n=$(grep -cE 'newfstatat|name_to_handle_at' "$out" || true)
+	echo "$n"
+}
+# list_same DIR: DIR through the mount lists the backing names, types and
+# inode numbers.
+list_same() {
+	diff <(cd "$MNT/$1" && find . -mindepth 1 -maxdepth 1 -printf '%i %y %f\n' | sort) \
+		<(cd "$SRC/$1" && find . -mindepth 1 -maxdepth 1 -printf '%i %y %f\n' | sort) >/dev/null
+}
+
+say "a dropped listing of names the kernel holds is listed again without a stat each"
+pid=${DSFS_PID[$MNT]}
+ls -l "$MNT/big" >/dev/null # every name looked up: the kernel holds them
+echo 1 >/proc/sys/vm/drop_caches # the kernel's cached listing, not its inodes
+before=$(dir_requests)
+n=$(stats_during list_same big) || fail "the big directory lists other names, types or inode numbers after a drop"
+(($(dir_requests) > before)) || fail "the listing did not reach the daemon after drop_caches"
+((n < 300)) || fail "$n stat and file-handle calls listing 3000 names the kernel holds"
+say "the same listing once the kernel forgot them stats each name again"
+echo 2 >/proc/sys/vm/drop_caches # its dentries and inodes: FORGET
+sleep 0.5
+n=$(stats_during list_same big) || fail "the big directory lists other names, types or inode numbers after forgetting"
+((n >= 3000)) || fail "only $n stat and file-handle calls listing 3000 names the kernel does not hold"
+"$READCHECK" tree "$SRC" "$MNT" || fail "readcheck tree after the listings"
+
 say "names added and removed in SOURCE show in the next listing"
 : >"$SRC/small/added"
 rm "$SRC/small/f3"
@@ -54,6 +95,20 @@ for _ in $(seq 50); do
 done
 [[ $got == "$want" ]] || fail "listing after changes: $got, expected $want"
 "$READCHECK" tree "$SRC" "$MNT" || fail "readcheck tree after changes"
+
+say "a name replaced in SOURCE while the kernel holds it lists and reads the new file"
+ls -l "$MNT/small" >/dev/null
+"$MKTREE" --file "$SRC/small/.new" 3000 9
+mv "$SRC/small/.new" "$SRC/small/f1"
+rm "$SRC/small/f2"
+"$MKTREE" --file "$SRC/small/f2" 2000 10 # its number may come back
+echo 1 >/proc/sys/vm/drop_caches
+for _ in $(seq 50); do
+	list_same small && break
+	sleep 0.1
+done
+list_same small || fail "the small directory lists other names, types or inode numbers after replacing f1 and f2"
+"$READCHECK" tree "$SRC" "$MNT" || fail "readcheck tree after replacing f1 and f2"
 
 unmount_dsfs "$MNT"
 say "ok"

@@ -88,6 +88,41 @@ static void test_paths_and_refs(void)
 	dsfs_inodes_free(t);
 }
 
+/* A name the kernel holds: a live inode of that number under that front
+ * name, whatever its generation. */
+static void test_held(void)
+{
+	struct stat rst = st_of(1, S_IFDIR), ast = st_of(2, S_IFDIR),
+		    bst = st_of(3, S_IFREG);
+	struct dsfs_inodes *t = dsfs_inodes_new(&rst, 5);
+	struct dsfs_inode *root = dsfs_inodes_get(t, 1), *a, *b, *c;
+	uint64_t gen = 0;
+
+	a = dsfs_inodes_ref_child(t, root, "a", &ast, 5);
+	b = dsfs_inodes_ref_child(t, a, "f", &bst, 5);
+	CHECK(dsfs_inodes_held(t, a, "f", 7, 3, &gen) && gen == 5);
+	CHECK(!dsfs_inodes_held(t, root, "f", 7, 3, &gen));
+	CHECK(!dsfs_inodes_held(t, a, "g", 7, 3, &gen));
+	CHECK(!dsfs_inodes_held(t, a, "f", 7, 4, &gen));
+	CHECK(!dsfs_inodes_held(t, a, "f", 8, 3, &gen));
+	/* Renamed: held under its new name only. */
+	CHECK(dsfs_inodes_renamed(t, 7, 3, 5, a, "moved") == 0);
+	CHECK(!dsfs_inodes_held(t, a, "f", 7, 3, &gen));
+	CHECK(dsfs_inodes_held(t, a, "moved", 7, 3, &gen));
+	/* The number reused by another file under another name. */
+	c = dsfs_inodes_ref_child(t, root, "new", &bst, 6);
+	CHECK(dsfs_inodes_held(t, root, "new", 7, 3, &gen) && gen == 6);
+	CHECK(dsfs_inodes_held(t, a, "moved", 7, 3, &gen) && gen == 5);
+	/* Forgotten: no longer held. */
+	dsfs_inodes_unref(t, b, 1);
+	CHECK(!dsfs_inodes_held(t, a, "moved", 7, 3, &gen));
+	dsfs_inodes_unref(t, c, 1);
+	CHECK(!dsfs_inodes_held(t, root, "new", 7, 3, &gen));
+	dsfs_inodes_unref(t, a, 1);
+	CHECK(dsfs_inodes_count(t) == 1);
+	dsfs_inodes_free(t);
+}
+
 #define THREADS 4
 #define FILES 2000
 
@@ -187,6 +222,7 @@ static void test_rename_race(void)
 int main(void)
 {
 	test_paths_and_refs();
+	test_held();
 	test_concurrent();
 	test_rename_race();
 	return UNIT_DONE();
