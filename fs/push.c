@@ -15,7 +15,8 @@
  * A chunk fetched before the kernel knew its file (a plan that starts at
  * mount, before the loader lists its data set) is parked; when a listing
  * (READDIRPLUS) then names the file, it is pushed a few milliseconds later,
- * once the kernel has made the inode from that reply.  Parking is bounded
+ * once the kernel has made the inode from that reply, the chunks the
+ * loader will read first first (pushq.h).  Parking is bounded
  * (a set-associative table sized for a lead of 64 KiB samples, 56 bytes a
  * chunk, at most 14 MiB): what it loses, like files only ever looked up by
  * name, is served from the cache by READs instead.
@@ -70,8 +71,8 @@
 #include "inodes.h"
 #include "log.h"
 #include "mem.h"
+#include "pushq.h"
 
-#define QUEUE 4096	/* chunks waiting; more are dropped (counted) */
 #define WAYS 4		/* the parking table is 4-way set associative */
 #define LATER_NS 5000000ull /* a listed file's push waits 5 ms for the
 			       kernel to make its inode */
@@ -79,31 +80,16 @@
 #define BEHIND_NS 1000000000ull /* normal priority this long after the
 				   push fell behind */
 
-struct item {
-	uint64_t dev, ino, chunk, size;
-	uint64_t gen;		/* the file's generation (lib/ident.h) */
-	uint64_t when;		/* its entry's next use when fetched */
-	uint64_t after;		/* the entry's next use once pushed */
-	uint64_t due_ns;	/* CLOCK_MONOTONIC: in `later`, not before;
-				   parked, when parked */
-	uint32_t len;		/* 0: an empty parking slot */
-	uint32_t tries;
-};
-
-/* A FIFO of items. */
-struct ring {
-	struct item q[QUEUE];
-	unsigned head, len;
-};
-
 struct dsfs_push {
 	struct dsfs_fs *fs;
 	struct fuse_session *se;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	struct ring now, later;		/* protected by lock */
-	struct item *park;		/* park_sets * WAYS; protected by lock */
+	struct dsfs_pushq_ring now;	/* protected by lock */
+	struct dsfs_pushq_later later;	/* protected by lock */
+	struct dsfs_push_item *park;	/* park_sets * WAYS; protected by
+					   lock */
 	uint64_t park_sets;
 	uint64_t parked;		/* items in park: written under lock,
 					   read relaxed by dsfs_push_listed */
@@ -124,28 +110,9 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static bool ring_put(struct ring *r, const struct item *it)
-{
-	if (r->len == QUEUE)
-		return false;
-	r->q[(r->head + r->len++) % QUEUE] = *it;
-	return true;
-}
-
-static struct item *ring_head(struct ring *r)
-{
-	return r->len ? &r->q[r->head] : NULL;
-}
-
-static void ring_pop(struct ring *r)
-{
-	r->head = (r->head + 1) % QUEUE;
-	r->len--;
-}
-
 /* The parking set of a chunk: WAYS slots. */
-static struct item *park_set(struct dsfs_push *p, uint64_t dev, uint64_t ino,
-			     uint64_t chunk)
+static struct dsfs_push_item *park_set(struct dsfs_push *p, uint64_t dev,
+				       uint64_t ino, uint64_t chunk)
 {
 	uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^ (ino * 0xc2b2ae3d27d4eb4full) ^
 		     (chunk * 0x165667b19e3779f9ull);
@@ -154,10 +121,11 @@ static struct item *park_set(struct dsfs_push *p, uint64_t dev, uint64_t ino,
 }
 
 /* The parked item of a chunk, or NULL. */
-static struct item *park_find(struct dsfs_push *p, uint64_t dev, uint64_t ino,
-			      uint64_t gen, uint64_t chunk)
+static struct dsfs_push_item *park_find(struct dsfs_push *p, uint64_t dev,
+					uint64_t ino, uint64_t gen,
+					uint64_t chunk)
 {
-	struct item *set = park_set(p, dev, ino, chunk);
+	struct dsfs_push_item *set = park_set(p, dev, ino, chunk);
 	unsigned w;
 
 	for (w = 0; w < WAYS; w++)
@@ -169,11 +137,11 @@ static struct item *park_find(struct dsfs_push *p, uint64_t dev, uint64_t ino,
 
 /* Park it: over itself if parked already (fetched again), in a free way
  * of its set, else over the one parked first. */
-static void park_put(struct dsfs_push *p, const struct item *it)
+static void park_put(struct dsfs_push *p, const struct dsfs_push_item *it)
 {
-	struct item *set = park_set(p, it->dev, it->ino, it->chunk);
-	struct item *slot = park_find(p, it->dev, it->ino, it->gen,
-				      it->chunk);
+	struct dsfs_push_item *set = park_set(p, it->dev, it->ino, it->chunk);
+	struct dsfs_push_item *slot =
+		park_find(p, it->dev, it->ino, it->gen, it->chunk);
 	unsigned w;
 
 	if (!slot) {
@@ -197,7 +165,7 @@ static void park_put(struct dsfs_push *p, const struct item *it)
  * first); every run but the last is whole pages, so each store covers
  * whole pages of the file.  0 or the first store's -errno. */
 static int store(struct dsfs_push *p, uint64_t nodeid,
-		 struct dsfs_cache_entry *e, const struct item *it)
+		 struct dsfs_cache_entry *e, const struct dsfs_push_item *it)
 {
 	struct iovec iov[DSFS_CACHE_MAX_RUNS];
 	unsigned i, n = dsfs_cache_iov(p->fs->cache, e, 0, it->len, iov);
@@ -216,7 +184,8 @@ static int store(struct dsfs_push *p, uint64_t nodeid,
 
 /* Copy one chunk into the kernel's page cache, if the kernel holds the
  * file and the cache still has the chunk. */
-static enum pushed push_one(struct dsfs_push *p, const struct item *it)
+static enum pushed push_one(struct dsfs_push *p,
+			    const struct dsfs_push_item *it)
 {
 	struct dsfs_fs *fs = p->fs;
 	struct dsfs_cache_key k = { it->dev, it->ino, it->chunk, it->gen };
@@ -283,8 +252,8 @@ out:
 
 /* After push_one, with p->lock held: park what the kernel has no inode
  * for, try a listed file again later, count the rest as skipped. */
-static void push_after_locked(struct dsfs_push *p, struct item *it,
-			      enum pushed r)
+static void push_after_locked(struct dsfs_push *p,
+			      struct dsfs_push_item *it, enum pushed r)
 {
 	if (r == PUSH_NO_INODE) {
 		park_put(p, it);
@@ -292,7 +261,7 @@ static void push_after_locked(struct dsfs_push *p, struct item *it,
 	}
 	if (r == PUSH_KERNEL_LACKS) {
 		it->due_ns = now_ns() + LATER_NS;
-		if (++it->tries < TRIES && ring_put(&p->later, it))
+		if (++it->tries < TRIES && dsfs_pushq_later_put(&p->later, it))
 			return;
 		dsfs_count(&p->fs->counters.push_skipped, 1);
 	}
@@ -300,28 +269,18 @@ static void push_after_locked(struct dsfs_push *p, struct item *it,
 
 /* Take the next item due off its queue: false when none is (*wait: the
  * nanoseconds until the first one waiting is, 0 if none waits). */
-static bool take_locked(struct dsfs_push *p, struct item *it, uint64_t *wait)
+static bool take_locked(struct dsfs_push *p, struct dsfs_push_item *it,
+			uint64_t *wait)
 {
-	struct item *h = ring_head(&p->now);
-	uint64_t t;
+	struct dsfs_push_item *h = dsfs_pushq_head(&p->now);
 
 	*wait = 0;
 	if (h) {
 		*it = *h;
-		ring_pop(&p->now);
+		dsfs_pushq_pop(&p->now);
 		return true;
 	}
-	h = ring_head(&p->later);
-	if (!h)
-		return false;
-	t = now_ns();
-	if (h->due_ns > t) {
-		*wait = h->due_ns - t;
-		return false;
-	}
-	*it = *h;
-	ring_pop(&p->later);
-	return true;
+	return dsfs_pushq_later_take(&p->later, now_ns(), it, wait);
 }
 
 /*
@@ -359,7 +318,7 @@ static void *push_thread(void *arg)
 {
 	struct dsfs_push *p = arg;
 	struct timespec ts;
-	struct item it;
+	struct dsfs_push_item it;
 	uint64_t wait;
 	enum pushed r;
 
@@ -438,9 +397,10 @@ bool dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 		     uint32_t len, uint64_t size, uint64_t when,
 		     uint64_t after)
 {
-	struct item it = { .dev = k->dev, .ino = k->ino, .chunk = k->chunk,
-			   .gen = k->gen, .size = size, .when = when,
-			   .after = after, .len = len };
+	struct dsfs_push_item it = { .dev = k->dev, .ino = k->ino,
+				     .chunk = k->chunk, .gen = k->gen,
+				     .size = size, .when = when,
+				     .after = after, .len = len };
 	bool wake = false, queued = true, known;
 	uint64_t nodeid;
 
@@ -456,7 +416,7 @@ bool dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 		queued = false;
 	else if (!known)
 		park_put(p, &it);
-	else if ((queued = ring_put(&p->now, &it)))
+	else if ((queued = dsfs_pushq_put(&p->now, &it)))
 		wake = p->waiting;
 	pthread_mutex_unlock(&p->lock);
 	if (!queued)
@@ -469,7 +429,7 @@ bool dsfs_push_offer(struct dsfs_push *p, const struct dsfs_cache_key *k,
 void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino,
 		      uint64_t gen)
 {
-	struct item *slot;
+	struct dsfs_push_item *slot;
 	uint64_t c, due = 0;
 	bool wake = false;
 
@@ -482,7 +442,7 @@ void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino,
 		if (!due)
 			due = now_ns() + LATER_NS;
 		slot->due_ns = due;
-		if (!ring_put(&p->later, slot))
+		if (!dsfs_pushq_later_put(&p->later, slot))
 			dsfs_count(&p->fs->counters.push_skipped, 1);
 		slot->len = 0;
 		__atomic_store_n(&p->parked, p->parked - 1, __ATOMIC_RELAXED);
