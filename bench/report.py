@@ -310,6 +310,22 @@ class Report:
                     "files_per_s" in ds[n]]
         return out
 
+    def pair_runs(self, side):
+        """Every pair run of side ("raw" or "dsfs") in every round."""
+        r, out = self.r, []
+        for i in range(1, 100):
+            runs = r.rounds("img", "pair-%s-%d" % (side, i))
+            if not runs:
+                break
+            out += list(runs.values())
+        return out
+
+    def pair_cpu_us(self, side):
+        """The machine's busy CPU time a file, µs, of side's pair runs
+        (results before busy_s: [])."""
+        return [1e6 * v["busy_s"] / v["files"] for v in self.pair_runs(side)
+                if v.get("busy_s") is not None and v.get("files")]
+
     def warm_pairs(self):
         pairs = self.pairs()
         if not pairs:
@@ -332,6 +348,27 @@ class Report:
                    num(ratios[-1], "%.2fx"),
                    num(statistics.median(a for a, _ in pairs)),
                    num(statistics.median(d for _, d in pairs))))
+        raw_us, ds_us = self.pair_cpu_us("raw"), self.pair_cpu_us("dsfs")
+        if raw_us and ds_us:
+            runs = self.pair_runs("dsfs")
+            daemon = sum(v.get("daemon_cpu_s", 0) for v in runs)
+            busy = sum(v.get("busy_s", 0) for v in runs)
+            why = ("dsfs's daemon used %s s of CPU in all its pair runs, so what "
+                   "dsfs costs more is the kernel's own work for a FUSE file"
+                   if daemon < 0.01 * busy and
+                   statistics.median(ds_us) > statistics.median(raw_us) else
+                   "dsfs's daemon used %s s of CPU in all its pair runs") % num(daemon, "%.2f")
+            self.p()
+            self.p("A warm pass keeps the machine's CPUs busy, so its files/s follow "
+                   "what each file costs them: in these runs %s µs a file on dsfs "
+                   "and %s on raw XFS (medians; dsfs %s to %s, raw XFS %s to %s), "
+                   "a ratio of %s; %s." % (
+                       num(statistics.median(ds_us), "%.1f"),
+                       num(statistics.median(raw_us), "%.1f"),
+                       num(min(ds_us), "%.1f"), num(max(ds_us), "%.1f"),
+                       num(min(raw_us), "%.1f"), num(max(raw_us), "%.1f"),
+                       num(statistics.median(raw_us) / statistics.median(ds_us), "%.2fx"),
+                       why))
         self.p()
 
     def rate(self):
