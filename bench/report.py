@@ -297,14 +297,21 @@ class Report:
                    num(r.get("mount", "loader", "startup_s"), "%.1f")))
         self.p()
 
+    def pair_rounds(self, side):
+        """[{round: run}] of side's ("raw" or "dsfs") pair runs, by pair."""
+        out = []
+        for i in range(1, 100):
+            runs = self.r.rounds("img", "pair-%s-%d" % (side, i))
+            if not runs:
+                break
+            out.append(runs)
+        return out
+
     def pairs(self):
         """Target 1's pairs: [(raw XFS files/s, dsfs files/s)] of every
         round, raw XFS warm and dsfs warm one right after the other."""
-        r, out = self.r, []
-        for i in range(1, 100):
-            raw, ds = r.rounds("img", "pair-raw-%d" % i), r.rounds("img", "pair-dsfs-%d" % i)
-            if not raw:
-                break
+        out = []
+        for raw, ds in zip(self.pair_rounds("raw"), self.pair_rounds("dsfs")):
             out += [(raw[n]["files_per_s"], ds[n]["files_per_s"])
                     for n in raw if n in ds and raw[n].get("files_per_s") and
                     "files_per_s" in ds[n]]
@@ -312,13 +319,7 @@ class Report:
 
     def pair_runs(self, side):
         """Every pair run of side ("raw" or "dsfs") in every round."""
-        r, out = self.r, []
-        for i in range(1, 100):
-            runs = r.rounds("img", "pair-%s-%d" % (side, i))
-            if not runs:
-                break
-            out += list(runs.values())
-        return out
+        return [v for runs in self.pair_rounds(side) for v in runs.values()]
 
     def pair_cpu_us(self, side):
         """The machine's busy CPU time a file, µs, of side's pair runs
