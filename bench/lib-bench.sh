@@ -13,10 +13,11 @@
 BENCH_BIN=$top_builddir/bench	# shufread, mkdataset (built by make)
 SHUFREAD=$BENCH_BIN/shufread
 MKDATASET=$BENCH_BIN/mkdataset
+FUSEFLOOR=$BENCH_BIN/fusefloor
 HZ=$(getconf CLK_TCK)
 RESULTS=$WORK/results.txt
 ROUND=0
-MNT=$WORK/mnt	# the one FUSE mount point, dsfs or passthrough
+MNT=$WORK/mnt	# the one FUSE mount point: dsfs, passthrough or fusefloor
 FUSE_PID=	# its daemon, while mounted
 CGROUP=		# a memory cgroup (v1 directory) for the next reader, or none
 SCAN=-S		# the C reader lists its tree first, as a loader does (shufread -S)
@@ -258,7 +259,15 @@ mount_passthrough_at() {
 	FUSE_PID=${DSFS_PID[$MNT]}
 }
 
-# unmount_at: unmount $MNT (dsfs or passthrough); the daemon must exit 0.
+# mount_floor_at: bench/fusefloor (the least a FUSE filesystem makes the
+# kernel do warm) over $VOL at $MNT.
+mount_floor_at() {
+	drop_caches
+	mount_fuse fuse.fusefloor "$MNT" "$FUSEFLOOR" "$VOL" "$MNT"
+	FUSE_PID=${DSFS_PID[$MNT]}
+}
+
+# unmount_at: unmount $MNT (dsfs, passthrough or fusefloor); the daemon must exit 0.
 unmount_at() {
 	unmount_dsfs "$MNT"
 	FUSE_PID=

@@ -297,34 +297,36 @@ class Report:
                    num(r.get("mount", "loader", "startup_s"), "%.1f")))
         self.p()
 
-    def pair_rounds(self, side):
-        """[{round: run}] of side's ("raw" or "dsfs") pair runs, by pair."""
+    def pair_rounds(self, side, prefix="pair"):
+        """[{round: run}] of side's pair runs ("raw", "dsfs"; "raw" and
+        "floor" for prefix "floorpair"), by pair."""
         out = []
         for i in range(1, 100):
-            runs = self.r.rounds("img", "pair-%s-%d" % (side, i))
+            runs = self.r.rounds("img", "%s-%s-%d" % (prefix, side, i))
             if not runs:
                 break
             out.append(runs)
         return out
 
-    def pairs(self):
-        """Target 1's pairs: [(raw XFS files/s, dsfs files/s)] of every
-        round, raw XFS warm and dsfs warm one right after the other."""
+    def pairs(self, side="dsfs", prefix="pair"):
+        """Pairs of warm runs one right after the other in every round:
+        [(raw XFS files/s, side's files/s)] (target 1's: dsfs)."""
         out = []
-        for raw, ds in zip(self.pair_rounds("raw"), self.pair_rounds("dsfs")):
+        for raw, ds in zip(self.pair_rounds("raw", prefix),
+                           self.pair_rounds(side, prefix)):
             out += [(raw[n]["files_per_s"], ds[n]["files_per_s"])
                     for n in raw if n in ds and raw[n].get("files_per_s") and
                     "files_per_s" in ds[n]]
         return out
 
-    def pair_runs(self, side):
-        """Every pair run of side ("raw" or "dsfs") in every round."""
-        return [v for runs in self.pair_rounds(side) for v in runs.values()]
+    def pair_runs(self, side, prefix="pair"):
+        """Every pair run of side in every round."""
+        return [v for runs in self.pair_rounds(side, prefix) for v in runs.values()]
 
-    def pair_cpu_us(self, side):
+    def pair_cpu_us(self, side, prefix="pair"):
         """The machine's busy CPU time a file, µs, of side's pair runs
         (results before busy_s: [])."""
-        return [1e6 * v["busy_s"] / v["files"] for v in self.pair_runs(side)
+        return [1e6 * v["busy_s"] / v["files"] for v in self.pair_runs(side, prefix)
                 if v.get("busy_s") is not None and v.get("files")]
 
     def warm_pairs(self):
@@ -370,6 +372,46 @@ class Report:
                        num(min(raw_us), "%.1f"), num(max(raw_us), "%.1f"),
                        num(statistics.median(raw_us) / statistics.median(ds_us), "%.2fx"),
                        why))
+        self.p()
+        self.floor_pairs()
+
+    def floor_pairs(self):
+        """fusefloor's pairs with raw XFS: what the kernel's FUSE path
+        alone leaves of raw XFS's warm files/s (results before it: none)."""
+        pairs = self.pairs("floor", "floorpair")
+        self.fig["floor"] = None
+        if not pairs:
+            if "floor" in self.r.meta.get("parts", []):
+                self.r.missing.append("img floorpair-raw/floorpair-floor")
+            return
+        ratios = sorted(f / a for a, f in pairs)
+        self.fig["floor"] = statistics.median(ratios)
+        raw_us, fl_us = self.pair_cpu_us("raw", "floorpair"), self.pair_cpu_us("floor", "floorpair")
+        runs = self.pair_runs("floor", "floorpair")
+        daemon = sum(v.get("daemon_cpu_s", 0) for v in runs)
+        busy = sum(v.get("busy_s", 0) for v in runs)
+        self.p("The reference for target 1: `bench/fusefloor`, the least a FUSE "
+               "filesystem can make the kernel do for a warm file (a read-only "
+               "passthrough with no cache and no plan; OPEN, OPENDIR and FLUSH "
+               "answered ENOSYS, names and attributes cached for a day), mounted "
+               "once dsfs is not, in %d pairs of its own with raw XFS the same way: "
+               "the median of their ratios is %s (from %s to %s), against dsfs's "
+               "%s. Its daemon used %s s of CPU in all its pair runs; a file cost "
+               "the machine %s µs on it and %s on raw XFS (medians), a ratio of "
+               "%s. %s" % (
+                   len(pairs), num(self.fig["floor"], "%.2fx"),
+                   num(ratios[0], "%.2fx"), num(ratios[-1], "%.2fx"),
+                   num(self.fig.get("pairs"), "%.2fx"), num(daemon, "%.2f"),
+                   num(statistics.median(fl_us), "%.1f") if fl_us else "—",
+                   num(statistics.median(raw_us), "%.1f") if raw_us else "—",
+                   num(statistics.median(raw_us) / statistics.median(fl_us), "%.2fx")
+                   if raw_us and fl_us else "—",
+                   "What it leaves of raw XFS's files/s is the kernel's own FUSE path "
+                   "(a FUSE file's open, flush and release, and the revalidation of "
+                   "each name on the path), which no filesystem's replies remove."
+                   if daemon < 0.01 * busy else
+                   "Its daemon was asked during the pairs, so they measured more "
+                   "than the kernel's FUSE path."))
         self.p()
 
     def rate(self):
@@ -674,8 +716,11 @@ class Report:
         if w is None:  # older results, without the pairs
             w, shown = rows_w, "%s (passthrough_ll %s)" % (num(rows_w, "%.2fx"), pt)
         else:
-            shown = "%s in pairs (the rows' medians: %s; passthrough_ll %s)" % (
-                num(w, "%.2fx"), num(rows_w, "%.2fx"), pt)
+            shown = "%s in pairs (the rows' medians: %s; passthrough_ll %s%s)" % (
+                num(w, "%.2fx"), num(rows_w, "%.2fx"), pt,
+                "" if self.fig.get("floor") is None else
+                "; fusefloor, the kernel's FUSE path alone: %s in pairs" %
+                num(self.fig["floor"], "%.2fx"))
         target("1", "warm, 4 threads: dsfs >= 0.9x raw XFS warm files/s", w, shown,
                lambda x: x >= 0.9)
         c1 = ratio(g("dsfs-cold-t1"), g("raw-cold-t1"))
