@@ -93,20 +93,19 @@ static int path_of_ino(fuse_ino_t ino, char *buf, size_t size)
 	return err;
 }
 
-/* The node for the inode st->st_ino found as name under parent: the one the
- * kernel already has, or a new one; one more lookup reference either way. */
-static struct node *node_get(struct node *parent, const char *name,
-			     const struct stat *st)
+/* The node for inode ino found as name under parent: the one the kernel
+ * already has, or a new one; one more lookup reference either way. */
+static struct node *node_get(struct node *parent, const char *name, ino_t ino)
 {
-	struct node **b = &bucket[st->st_ino % NBUCKET], *n;
+	struct node **b = &bucket[ino % NBUCKET], *n;
 	size_t len = strlen(name) + 1;
 
 	pthread_mutex_lock(&lock);
-	for (n = *b; n && n->ino != st->st_ino; n = n->next)
+	for (n = *b; n && n->ino != ino; n = n->next)
 		;
 	if (!n && (n = malloc(sizeof(*n) + len))) {
 		n->parent = parent;
-		n->ino = st->st_ino;
+		n->ino = ino;
 		n->refs = 0;
 		memcpy(n->name, name, len);
 		n->next = *b;
@@ -160,7 +159,7 @@ static void ff_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		err = -errno;
 		goto fail;
 	}
-	n = node_get(node_of(parent), name, &e.attr);
+	n = node_get(node_of(parent), name, e.attr.st_ino);
 	if (!n) {
 		err = -ENOMEM;
 		goto fail;

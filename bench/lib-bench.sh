@@ -251,19 +251,12 @@ build_passthrough() {
 		{ cat "$WORK/passthrough.cc.log" >&2; fail "could not build $ex/passthrough_ll.c"; }
 }
 
-# mount_passthrough_at: passthrough_ll (its defaults: 1 s timeouts, the
-# page cache kept per open as the kernel decides) over $VOL at $MNT.
-mount_passthrough_at() {
+# mount_other_at TYPE CMD [ARGS...]: another FUSE filesystem at $MNT,
+# page caches dropped first: passthrough_ll (its defaults: 1 s timeouts,
+# the page cache kept per open as the kernel decides) or fusefloor.
+mount_other_at() {
 	drop_caches
-	mount_fuse fuse.passthrough_ll "$MNT" "$PASSTHROUGH" -f -o source="$VOL" "$MNT"
-	FUSE_PID=${DSFS_PID[$MNT]}
-}
-
-# mount_floor_at: bench/fusefloor (the least a FUSE filesystem makes the
-# kernel do warm) over $VOL at $MNT.
-mount_floor_at() {
-	drop_caches
-	mount_fuse fuse.fusefloor "$MNT" "$FUSEFLOOR" "$VOL" "$MNT"
+	mount_fuse "$1" "$MNT" "${@:2}"
 	FUSE_PID=${DSFS_PID[$MNT]}
 }
 

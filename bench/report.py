@@ -15,6 +15,7 @@ or gave no number) and exits 1 if there is any: tests/t-bench-smoke.sh.
 import argparse
 import statistics
 import sys
+import types
 
 
 class Results:
@@ -319,25 +320,33 @@ class Report:
                     "files_per_s" in ds[n]]
         return out
 
-    def pair_runs(self, side, prefix="pair"):
-        """Every pair run of side in every round."""
-        return [v for runs in self.pair_rounds(side, prefix) for v in runs.values()]
-
-    def pair_cpu_us(self, side, prefix="pair"):
-        """The machine's busy CPU time a file, µs, of side's pair runs
-        (results before busy_s: [])."""
-        return [1e6 * v["busy_s"] / v["files"] for v in self.pair_runs(side, prefix)
-                if v.get("busy_s") is not None and v.get("files")]
+    def pair_stats(self, side, prefix="pair"):
+        """What warm pairs of raw XFS and side (dsfs, or fusefloor for
+        prefix "floorpair") give, or None if none ran: their files/s pairs,
+        ratios (sorted) and median ratio, the machine's busy CPU µs a file
+        of each side's runs (results before busy_s: []), and side's daemon
+        CPU and the machine's busy seconds over side's runs."""
+        pairs = self.pairs(side, prefix)
+        if not pairs:
+            return None
+        ratios = sorted(d / a for a, d in pairs)
+        runs = {k: [v for rs in self.pair_rounds(k, prefix) for v in rs.values()]
+                for k in ("raw", side)}
+        us = {k: [1e6 * v["busy_s"] / v["files"] for v in runs[k]
+                  if v.get("busy_s") is not None and v.get("files")]
+              for k in runs}
+        return types.SimpleNamespace(
+            pairs=pairs, ratios=ratios, med=statistics.median(ratios),
+            raw_us=us["raw"], side_us=us[side],
+            daemon=sum(v.get("daemon_cpu_s", 0) for v in runs[side]),
+            busy=sum(v.get("busy_s", 0) for v in runs[side]))
 
     def warm_pairs(self):
-        pairs = self.pairs()
-        if not pairs:
+        st = self.pair_stats("dsfs")
+        self.fig["pairs"] = st.med if st else None
+        if not st:
             self.r.missing.append("img pair-raw/pair-dsfs")
-            self.fig["pairs"] = None
             return
-        ratios = sorted(d / a for a, d in pairs)
-        med = statistics.median(ratios)
-        self.fig["pairs"] = med
         order = ("raw XFS and dsfs", " (which goes first alternates from pair to pair),") \
             if self.r.meta.get("pairs_order") == ["alternating"] else ("raw XFS then dsfs", "")
         self.p("Target 1 is taken from pairs of warm runs at 4 threads, %s (both page "
@@ -346,21 +355,18 @@ class Report:
                "(from %s to %s; raw XFS %s files/s, dsfs %s, medians). The warm "
                "rows above are minutes apart, and on this shared machine the speed "
                "of a warm run drifts between them by more than the target's 10%%." % (
-                   order[0], order[1] or ",", len(pairs), num(med, "%.2fx"),
-                   num(ratios[0], "%.2fx"),
-                   num(ratios[-1], "%.2fx"),
-                   num(statistics.median(a for a, _ in pairs)),
-                   num(statistics.median(d for _, d in pairs))))
-        raw_us, ds_us = self.pair_cpu_us("raw"), self.pair_cpu_us("dsfs")
+                   order[0], order[1] or ",", len(st.pairs), num(st.med, "%.2fx"),
+                   num(st.ratios[0], "%.2fx"),
+                   num(st.ratios[-1], "%.2fx"),
+                   num(statistics.median(a for a, _ in st.pairs)),
+                   num(statistics.median(d for _, d in st.pairs))))
+        raw_us, ds_us = st.raw_us, st.side_us
         if raw_us and ds_us:
-            runs = self.pair_runs("dsfs")
-            daemon = sum(v.get("daemon_cpu_s", 0) for v in runs)
-            busy = sum(v.get("busy_s", 0) for v in runs)
             why = ("dsfs's daemon used %s s of CPU in all its pair runs, so what "
                    "dsfs costs more is the kernel's own work for a FUSE file"
-                   if daemon < 0.01 * busy and
+                   if st.daemon < 0.01 * st.busy and
                    statistics.median(ds_us) > statistics.median(raw_us) else
-                   "dsfs's daemon used %s s of CPU in all its pair runs") % num(daemon, "%.2f")
+                   "dsfs's daemon used %s s of CPU in all its pair runs") % num(st.daemon, "%.2f")
             self.p()
             self.p("A warm pass keeps the machine's CPUs busy, so its files/s follow "
                    "what each file costs them: in these runs %s µs a file on dsfs "
@@ -378,18 +384,13 @@ class Report:
     def floor_pairs(self):
         """fusefloor's pairs with raw XFS: what the kernel's FUSE path
         alone leaves of raw XFS's warm files/s (results before it: none)."""
-        pairs = self.pairs("floor", "floorpair")
-        self.fig["floor"] = None
-        if not pairs:
+        st = self.pair_stats("floor", "floorpair")
+        self.fig["floor"] = st.med if st else None
+        if not st:
             if "floor" in self.r.meta.get("parts", []):
                 self.r.missing.append("img floorpair-raw/floorpair-floor")
             return
-        ratios = sorted(f / a for a, f in pairs)
-        self.fig["floor"] = statistics.median(ratios)
-        raw_us, fl_us = self.pair_cpu_us("raw", "floorpair"), self.pair_cpu_us("floor", "floorpair")
-        runs = self.pair_runs("floor", "floorpair")
-        daemon = sum(v.get("daemon_cpu_s", 0) for v in runs)
-        busy = sum(v.get("busy_s", 0) for v in runs)
+        raw_us, fl_us = st.raw_us, st.side_us
         self.p("The reference for target 1: `bench/fusefloor`, the least a FUSE "
                "filesystem can make the kernel do for a warm file (a read-only "
                "passthrough with no cache and no plan; OPEN, OPENDIR and FLUSH "
@@ -399,9 +400,9 @@ class Report:
                "%s. Its daemon used %s s of CPU in all its pair runs; a file cost "
                "the machine %s µs on it and %s on raw XFS (medians), a ratio of "
                "%s. %s" % (
-                   len(pairs), num(self.fig["floor"], "%.2fx"),
-                   num(ratios[0], "%.2fx"), num(ratios[-1], "%.2fx"),
-                   num(self.fig.get("pairs"), "%.2fx"), num(daemon, "%.2f"),
+                   len(st.pairs), num(st.med, "%.2fx"),
+                   num(st.ratios[0], "%.2fx"), num(st.ratios[-1], "%.2fx"),
+                   num(self.fig.get("pairs"), "%.2fx"), num(st.daemon, "%.2f"),
                    num(statistics.median(fl_us), "%.1f") if fl_us else "—",
                    num(statistics.median(raw_us), "%.1f") if raw_us else "—",
                    num(statistics.median(raw_us) / statistics.median(fl_us), "%.2fx")
@@ -409,7 +410,7 @@ class Report:
                    "What it leaves of raw XFS's files/s is the kernel's own FUSE path "
                    "(a FUSE file's open, flush and release, and the revalidation of "
                    "each name on the path), which no filesystem's replies remove."
-                   if daemon < 0.01 * busy else
+                   if st.daemon < 0.01 * st.busy else
                    "Its daemon was asked during the pairs, so they measured more "
                    "than the kernel's FUSE path."))
         self.p()
