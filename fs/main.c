@@ -296,6 +296,7 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args, int *ready)
 {
 	struct fuse_loop_config *cfg = NULL;
 	struct dsfs_fresh *fresh = NULL;
+	struct dsfs_warm *warm = NULL;
 	struct fuse_session *se;
 	int ret = 1, err;
 
@@ -320,6 +321,10 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args, int *ready)
 			  strerror(-err));
 	if (sched_init(fs))
 		goto out_unmount;
+	if (fs->layout && (err = dsfs_warm_start(fs, fs->layout,
+						 fs->opts.plan.dataset, &warm)))
+		dsfs_warn("plan: cannot warm SOURCE's inodes ahead of a listing (%s)",
+			  strerror(-err));
 	dsfs_fresh_start(fs, se, &fresh);
 	dsfs_info("mounted %s on %s (read-only)", fs->opts.source,
 		  fs->opts.mountpoint);
@@ -342,6 +347,7 @@ out_loop:
 	fuse_loop_cfg_destroy(cfg);
 out_unmount:
 	dsfs_push_stop(fs->push); /* no push to a session that is gone */
+	dsfs_warm_stop(warm);
 	dsfs_fresh_stop(fresh);
 	fuse_session_unmount(se);
 out_signals:

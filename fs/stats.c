@@ -75,6 +75,7 @@ static void put_counters(struct doc *d, const struct dsfs_counters *c)
 	put_u64(d, "pushes", dsfs_counter_get(&c->pushes));
 	put_u64(d, "push_bytes", dsfs_counter_get(&c->push_bytes));
 	put_u64(d, "push_skipped", dsfs_counter_get(&c->push_skipped));
+	put_u64(d, "warmed", dsfs_counter_get(&c->warmed));
 }
 
 /* Each local rank's place: one JSON array of objects on one line. */

@@ -35,6 +35,7 @@ struct dsfs_counters {
 	uint64_t push_bytes;	/* ... their bytes */
 	uint64_t push_skipped;	/* chunks not pushed: no kernel inode,
 				   evicted, changed, or the queue full */
+	uint64_t warmed;	/* the plan's files stat'ed ahead (warm.c) */
 };
 
 static inline void dsfs_count(uint64_t *counter, uint64_t n)

@@ -49,6 +49,8 @@ static const struct metric metrics[] = {
 	  "Bytes of those chunks." },
 	{ "push_skipped", "dsfs_push_skipped_total", COUNTER,
 	  "Fetched chunks not pushed (no kernel inode, evicted, changed)." },
+	{ "warmed", "dsfs_warmed_total", COUNTER,
+	  "The plan's files stat'ed ahead of a listing." },
 	{ "prefetch_bytes", "dsfs_prefetch_bytes_total", COUNTER,
 	  "Bytes fetched ahead of any reader." },
 	{ "backing_read_bytes", "dsfs_backing_read_bytes_total", COUNTER,
