@@ -13,9 +13,9 @@
  * (ImageFolder's and a sorted tree's: the order a loader lists its
  * directories in), one fstatat(AT_SYMLINK_NOFOLLOW) each through an
  * O_PATH fd of its directory (resolved beneath SOURCE), and the listing
- * finds them in memory.  It
- * reads nothing dsfs keeps: the stats only warm the kernel's inode cache,
- * which the listing and the fetches would fill anyway.  On 25,000 files of
+ * finds them in memory.  They read nothing dsfs keeps: the stats only
+ * warm the kernel's inode cache, which the listing and the fetches would
+ * fill anyway.  On 25,000 files of
  * 110 KiB, a cold planned mount listed and read by one thread (4 runs
  * each, in turns): the listing took 0.52 to 0.67 s instead of 0.84 to
  * 0.94 s, the whole run 6,918 to 8,060 files/s instead of 6,664 to 7,486.
@@ -40,7 +40,6 @@
 #include "beneath.h"
 #include "dsfs.h"
 #include "layout.h"
-#include "log.h"
 
 /* Threads that stat at once, and the samples each claims at a time: a
  * cold inode waits for its cluster to be read from the volume, so several
@@ -51,7 +50,7 @@
 
 struct dsfs_warm {
 	struct dsfs_fs *fs;
-	const struct dsfs_layout *layout;	/* outlives the thread */
+	const struct dsfs_layout *layout;	/* outlives the threads */
 	char *dataset;		/* the layout's DIR, relative to SOURCE */
 	pthread_t threads[WARM_THREADS];
 	unsigned nthreads;
