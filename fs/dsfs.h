@@ -131,16 +131,13 @@ void dsfs_push_stop(struct dsfs_push *p);
 void dsfs_push_free(struct dsfs_push *p);
 
 /*
- * warm.c: stat the layout's files (DIR: dataset, relative to SOURCE) in
- * its order from one thread, so that a loader's first listing finds
- * SOURCE's inodes in memory.  start: once the layout is built, which must
- * outlive the warm-up; -errno leaves *out NULL.  stop: returns once the
- * thread is gone (NULL: nothing).
+ * warm.c: with a plan (fs->layout), stat the layout's files in its order
+ * from a few threads, so that a loader's first listing finds SOURCE's
+ * inodes in memory.  start: once the layout is built; -errno leaves *out
+ * NULL.  stop: returns once the threads are gone (NULL: nothing).
  */
-struct dsfs_layout;
 struct dsfs_warm;
-int dsfs_warm_start(struct dsfs_fs *fs, const struct dsfs_layout *layout,
-		    const char *dataset, struct dsfs_warm **out);
+int dsfs_warm_start(struct dsfs_fs *fs, struct dsfs_warm **out);
 void dsfs_warm_stop(struct dsfs_warm *w);
 
 /* readahead.c: raise the kernel's read-ahead window for the mount to the

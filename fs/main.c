@@ -321,8 +321,7 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args, int *ready)
 			  strerror(-err));
 	if (sched_init(fs))
 		goto out_unmount;
-	if (fs->layout && (err = dsfs_warm_start(fs, fs->layout,
-						 fs->opts.plan.dataset, &warm)))
+	if (fs->layout && (err = dsfs_warm_start(fs, &warm)))
 		dsfs_warn("plan: cannot warm SOURCE's inodes ahead of a listing (%s)",
 			  strerror(-err));
 	dsfs_fresh_start(fs, se, &fresh);

@@ -12,32 +12,26 @@
  * the mount on a few threads stat them in about the layout's order
  * (ImageFolder's and a sorted tree's: the order a loader lists its
  * directories in), one fstatat(AT_SYMLINK_NOFOLLOW) each through an
- * O_PATH fd of its directory (resolved beneath SOURCE), and the listing
- * finds them in memory.  They read nothing dsfs keeps: the stats only
- * warm the kernel's inode cache, which the listing and the fetches would
- * fill anyway.  On 25,000 files of
- * 110 KiB, a cold planned mount listed and read by one thread (4 runs
- * each, in turns): the listing took 0.52 to 0.67 s instead of 0.84 to
- * 0.94 s, the whole run 6,918 to 8,060 files/s instead of 6,664 to 7,486.
+ * O_PATH fd of its directory (a dsfs_layout_scan, which resolves it
+ * beneath SOURCE as the layout's build does), and the listing finds them
+ * in memory.  They read nothing dsfs keeps: the stats only warm the
+ * kernel's inode cache, which the listing and the fetches would fill
+ * anyway.  On 25,000 files of 110 KiB, a cold planned mount listed and
+ * read by one thread (4 runs each, in turns): the listing took 0.52 to
+ * 0.67 s instead of 0.84 to 0.94 s, the whole run 6,918 to 8,060 files/s
+ * instead of 6,664 to 7,486.
  *
- * Threads: its own ("dsfs-warm"), started after the scheduler and stopped
- * before the layout is freed; `next`, `stop` and the count are relaxed
- * atomics, and nothing else is written after the start.
+ * Threads: WARM_THREADS of a dsfs_layout_scan ("dsfs-warm"), started
+ * after the scheduler and joined before the layout is freed; they write
+ * only the `warmed` counter.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "beneath.h"
 #include "dsfs.h"
 #include "layout.h"
 
@@ -49,95 +43,36 @@
 #define WARM_CHUNK 32
 
 struct dsfs_warm {
-	struct dsfs_fs *fs;
-	const struct dsfs_layout *layout;	/* outlives the threads */
-	char *dataset;		/* the layout's DIR, relative to SOURCE */
-	pthread_t threads[WARM_THREADS];
-	unsigned nthreads;
-	uint64_t next;		/* relaxed atomic: first sample unclaimed */
-	bool stop;		/* relaxed atomic */
+	struct dsfs_layout_scan scan;
 };
 
-/* The O_PATH fd of DIR/dir (len bytes of path), or -errno. */
-static int open_dir(struct dsfs_warm *w, const char *path, size_t len)
+/* A name gone or out of reach is not counted: the listing says so. */
+static void warm_visit(void *arg, uint64_t i, int dfd, const char *name)
 {
-	char full[PATH_MAX];
-	int n = snprintf(full, sizeof(full), "%s/%.*s", w->dataset, (int)len,
-			 path);
-
-	if (n < 0 || (size_t)n >= sizeof(full))
-		return -ENAMETOOLONG;
-	return dsfs_open_beneath(w->fs->root_fd, full,
-				 O_PATH | O_DIRECTORY);
-}
-
-/* Stats the chunks it claims, until none is left or stop. */
-static void *warm_thread(void *arg)
-{
-	struct dsfs_warm *w = arg;
-	uint64_t i, end, n = dsfs_layout_count(w->layout);
-	const char *dir = NULL;	/* the directory dfd is for */
-	size_t dir_len = 0;
+	struct dsfs_fs *fs = arg;
 	struct stat st;
-	int dfd = -1;
 
-	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
-		i = __atomic_fetch_add(&w->next, WARM_CHUNK, __ATOMIC_RELAXED);
-		if (i >= n)
-			break;
-		end = i + WARM_CHUNK < n ? i + WARM_CHUNK : n;
-		for (; i < end; i++) {
-			const char *path = dsfs_layout_path(w->layout, i);
-			const char *slash = strrchr(path, '/');
-			size_t len = slash ? (size_t)(slash - path) : 0;
-
-			if (!dir || len != dir_len || memcmp(dir, path, len)) {
-				if (dfd >= 0)
-					close(dfd);
-				dfd = open_dir(w, path, len);
-				dir = path;
-				dir_len = len;
-			}
-			/* A name gone or out of reach: the listing says so. */
-			if (dfd >= 0 &&
-			    !fstatat(dfd, slash ? slash + 1 : path, &st,
-				     AT_SYMLINK_NOFOLLOW))
-				dsfs_count(&w->fs->counters.warmed, 1);
-		}
-	}
-	if (dfd >= 0)
-		close(dfd);
-	return NULL;
+	(void)i;
+	if (dfd >= 0 && !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		dsfs_count(&fs->counters.warmed, 1);
 }
 
-int dsfs_warm_start(struct dsfs_fs *fs, const struct dsfs_layout *layout,
-		    const char *dataset, struct dsfs_warm **out)
+int dsfs_warm_start(struct dsfs_fs *fs, struct dsfs_warm **out)
 {
 	struct dsfs_warm *w = calloc(1, sizeof(*w));
-	sigset_t all, old;
-	int err = 0;
 
 	*out = NULL;
-	if (!w || !(w->dataset = strdup(dataset))) {
-		free(w);
+	if (!w)
 		return -ENOMEM;
-	}
-	w->fs = fs;
-	w->layout = layout;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (; w->nthreads < WARM_THREADS; w->nthreads++) {
-		err = pthread_create(&w->threads[w->nthreads], NULL,
-				     warm_thread, w);
-		if (err)
-			break; /* fewer threads: still the whole layout */
-		pthread_setname_np(w->threads[w->nthreads], "dsfs-warm");
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!w->nthreads) {
-		free(w->dataset);
+	w->scan.layout = fs->layout;
+	w->scan.root_fd = fs->root_fd;
+	w->scan.dir = fs->opts.plan.dataset;
+	w->scan.chunk = WARM_CHUNK;
+	w->scan.visit = warm_visit;
+	w->scan.arg = fs;
+	if (!dsfs_layout_scan_start(&w->scan, WARM_THREADS, "dsfs-warm")) {
 		free(w);
-		return -err;
+		return -EAGAIN;
 	}
 	*out = w;
 	return 0;
@@ -145,13 +80,8 @@ int dsfs_warm_start(struct dsfs_fs *fs, const struct dsfs_layout *layout,
 
 void dsfs_warm_stop(struct dsfs_warm *w)
 {
-	unsigned i;
-
 	if (!w)
 		return;
-	__atomic_store_n(&w->stop, true, __ATOMIC_RELAXED);
-	for (i = 0; i < w->nthreads; i++)
-		pthread_join(w->threads[i], NULL);
-	free(w->dataset);
+	dsfs_layout_scan_join(&w->scan, true);
 	free(w);
 }

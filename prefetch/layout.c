@@ -474,23 +474,32 @@ void dsfs_layout_quote(char *dst, size_t n, const char *s, size_t len)
 	dst[o] = '\0';
 }
 
-int dsfs_layout_open_in_root(struct dsfs_layout_ctx *c, const char *rel,
-			     int flags)
+int dsfs_layout_openat(int root_fd, const char *dir, const char *rel,
+		       size_t len, int flags)
 {
 	char path[PATH_MAX];
 	struct open_how how;
 	long fd;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", c->ds_rel, rel) >=
-	    sizeof(path))
+	if (!dir || !*dir)
+		dir = ".";
+	if ((size_t)snprintf(path, sizeof(path), "%s/%.*s", dir, (int)len,
+			     rel) >= sizeof(path))
 		return -ENAMETOOLONG;
 	memset(&how, 0, sizeof(how));
 	how.flags = (unsigned)(flags | O_CLOEXEC);
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
 	do
-		fd = syscall(SYS_openat2, c->root_fd, path, &how, sizeof(how));
+		fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
 	while (fd < 0 && errno == EAGAIN);
 	return fd < 0 ? -errno : (int)fd;
+}
+
+int dsfs_layout_open_in_root(struct dsfs_layout_ctx *c, const char *rel,
+			     int flags)
+{
+	return dsfs_layout_openat(c->root_fd, c->ds_rel, rel, strlen(rel),
+				  flags);
 }
 
 int dsfs_layout_resolve(struct dsfs_layout_ctx *c, const char *rel,

@@ -43,6 +43,7 @@
 #ifndef DSFS_LAYOUT_H
 #define DSFS_LAYOUT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -189,6 +190,42 @@ void dsfs_layout_settle(struct dsfs_layout *layout, uint64_t i,
  * symlink on its way stays inside).  O(1).
  */
 bool dsfs_layout_prefetchable(const struct dsfs_layout *layout, uint64_t i);
+
+/*
+ * A scan of the samples in index order by several threads (the builds'
+ * stat pass, the mount's warm-up of SOURCE's inodes): each claims `chunk`
+ * consecutive samples at a time with an atomic counter and calls
+ * visit(arg, i, dfd, name) for each, where dfd is an O_PATH fd of sample
+ * i's directory (DIR/its directory opened from root_fd as the build opens
+ * DIR: symlinks that stay inside SOURCE are followed) or -errno, and name
+ * its last path component.  Consecutive samples mostly share a directory,
+ * so each thread opens one only when the samples' directory changes.
+ *
+ * The caller fills in the first six fields and zeroes the rest, then:
+ * start runs up to `threads` (at most DSFS_LAYOUT_SCAN_MAX) helper threads
+ * named `name`, all signals blocked, and returns how many it started;
+ * run lets the calling thread scan along until no chunk is left; join,
+ * with stop, ends the helpers after the chunk each is in, else waits for
+ * them to finish the scan.  The layout must change meanwhile only in its
+ * size words (which visit may set); visit runs in any of the threads.
+ */
+#define DSFS_LAYOUT_SCAN_MAX 8
+struct dsfs_layout_scan {
+	const struct dsfs_layout *layout;
+	int root_fd;		/* SOURCE, borrowed */
+	const char *dir;	/* DIR, relative to root_fd */
+	uint64_t chunk;		/* >= 1 */
+	void (*visit)(void *arg, uint64_t i, int dfd, const char *name);
+	void *arg;
+	uint64_t next;		/* atomic: first sample unclaimed */
+	bool stop;		/* atomic */
+	unsigned nthreads;
+	pthread_t threads[DSFS_LAYOUT_SCAN_MAX];
+};
+unsigned dsfs_layout_scan_start(struct dsfs_layout_scan *scan,
+				unsigned threads, const char *name);
+void dsfs_layout_scan_run(struct dsfs_layout_scan *scan);
+void dsfs_layout_scan_join(struct dsfs_layout_scan *scan, bool stop);
 
 /*
  * Index of the sample whose path (relative to DIR, as dsfs_layout_path()

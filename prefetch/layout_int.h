@@ -92,6 +92,9 @@ int dsfs_layout_resolve(struct dsfs_layout_ctx *c, const char *rel,
 /* openat2(root_fd, DIR/rel, flags, RESOLVE_BENEATH | NO_MAGICLINKS). */
 int dsfs_layout_open_in_root(struct dsfs_layout_ctx *c, const char *rel,
 			     int flags);
+/* The same for dir/rel[0..len) (dir NULL or "": "."), or -errno. */
+int dsfs_layout_openat(int root_fd, const char *dir, const char *rel,
+		       size_t len, int flags);
 /* Size word of a resolved sample; counts it in info.  O(1). */
 uint64_t dsfs_layout_sizeflag(struct dsfs_layout *l, const struct stat *st,
 			      bool inside);
@@ -105,10 +108,10 @@ int dsfs_layout_grow(void *arr, size_t *cap, size_t need, size_t elem);
 /*
  * Sets the size word of every DSFS_LAYOUT_PENDING sample that is a regular
  * file reached inside SOURCE, leaving the others (symlinks, missing files,
- * directories, ...) PENDING for the caller to settle.  Parallel: up to
- * STAT_THREADS helpers for big layouts.  0 or -ENOMEM.
+ * directories, ...) PENDING for the caller to settle.  Parallel (a
+ * dsfs_layout_scan): up to STAT_THREADS threads for big layouts.
  */
-int dsfs_layout_stat_pending(struct dsfs_layout_ctx *c);
+void dsfs_layout_stat_pending(struct dsfs_layout_ctx *c);
 
 /* The hash of a path for the lookup tables. */
 uint64_t dsfs_layout_hash(const char *path);

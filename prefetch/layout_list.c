@@ -171,9 +171,10 @@ static int settle_one(struct listctx *x, uint64_t i)
 static int settle(struct listctx *x)
 {
 	struct dsfs_layout *l = x->c->l;
-	int err = dsfs_layout_stat_pending(x->c);
 	uint64_t i;
+	int err = 0;
 
+	dsfs_layout_stat_pending(x->c);
 	for (i = 0; !err && i < l->count; i++) {
 		if (l->sizes[i] == DSFS_LAYOUT_PENDING)
 			err = settle_one(x, i);

@@ -495,8 +495,8 @@ int dsfs_layout_build_walk(struct dsfs_layout_ctx *c, bool imagefolder)
 			err = dsfs_layout_sort(c->l);
 	}
 	if (!err && !c->sizes_later) {
-		err = dsfs_layout_stat_pending(c);
-		for (i = 0; !err && i < c->l->count; i++) {
+		dsfs_layout_stat_pending(c);
+		for (i = 0; i < c->l->count; i++) {
 			if (c->l->sizes[i] == DSFS_LAYOUT_PENDING) {
 				c->l->sizes[i] = 0; /* no longer a regular file */
 				c->l->info.not_regular++;

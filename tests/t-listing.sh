@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-listing: directory listings through the mount: a directory of thousands of long names (many READDIR requests) lists exactly the backing names, seekdir/telldir return to every position (from the kernel's cached listing and, once the page cache is dropped, from the offsets dsfs gave), a listing seen again is served by the kernel (neither OPENDIR nor READDIR reaches the daemon), a listing the kernel dropped while it holds the names' inodes costs the daemon no stat per name (and one of names it forgot does), names added, removed or replaced in SOURCE show in the next listing (and read as the new files); and with a plan, the plan's files are stat'ed in SOURCE from the mount on (dsfs-stats's warmed reaches their count, and stays 0 without a plan) while a listing at once lists and reads the backing tree.
+# t-listing: directory listings through the mount: a directory of thousands of long names (many READDIR requests) lists exactly the backing names, seekdir/telldir return to every position (from the kernel's cached listing and, once the page cache is dropped, from the offsets dsfs gave), a listing seen again is served by the kernel (neither OPENDIR nor READDIR reaches the daemon), a listing the kernel dropped while it holds the names' inodes costs the daemon no stat per name (and one of names it forgot does), names added, removed or replaced in SOURCE show in the next listing (and read as the new files); and with a plan, the plan's files are stat'ed in SOURCE from the mount on (dsfs-stats's warmed reaches their count, also when the data set is a symlink inside SOURCE, and stays 0 without a plan) while a listing at once lists and reads the backing tree.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -113,17 +113,32 @@ warmed=$(stat_of warmed)
 [[ $warmed == 0 ]] || fail "warmed $warmed on a mount without a plan"
 unmount_dsfs "$MNT"
 
+# Sets warmed to dsfs-stats's count once it reaches $files, or after 10 s.
+wait_warmed() {
+	for _ in $(seq 100); do
+		warmed=$(stat_of warmed)
+		((warmed >= files)) && return
+		sleep 0.1
+	done
+}
+
 say "with a plan, its files are stat'ed from the mount on, during a first listing"
 make_imagefolder "$SRC/ds" 6 150 1 >/dev/null
 files=$(find "$SRC/ds" -type f | wc -l)
 sync; echo 3 >/proc/sys/vm/drop_caches
 mount_dsfs "$SRC" "$MNT" -o "sampler=torch-random,seed=3,layout=imagefolder,dataset=ds"
 "$READCHECK" tree "$SRC/ds" "$MNT/ds" || fail "readcheck tree during the warm-up"
-for _ in $(seq 100); do
-	warmed=$(stat_of warmed)
-	((warmed >= files)) && break
-	sleep 0.1
-done
+wait_warmed
 ((warmed == files)) || fail "warmed $warmed of the plan's $files files"
+unmount_dsfs "$MNT"
+
+say "a data set reached through a symlink inside SOURCE is warmed as well"
+ln -s ds "$SRC/dslink"
+mount_dsfs "$SRC" "$MNT" -o "sampler=torch-random,seed=3,layout=imagefolder,dataset=dslink"
+wait_warmed
+((warmed == files)) || fail "warmed $warmed of the plan's $files files through dataset=dslink"
+(cd "$SRC/ds" && find . -type f) | while read -r f; do
+	cmp -s "$SRC/ds/$f" "$MNT/dslink/$f" || fail "dslink/$f differs from the backing file"
+done
 unmount_dsfs "$MNT"
 say "ok"
