@@ -101,6 +101,8 @@ struct dsfs_fs {
 					   set at INIT (dirops.c) */
 	uint64_t opens;			/* relaxed atomic: -o direct_io's
 					   opens so far, their handles */
+	uint64_t init_unique;		/* relaxed atomic: devio.c's INIT
+					   request to answer; 0: none */
 	bool readahead_tuned;		/* relaxed atomic: see readahead.c */
 	struct timespec started;	/* CLOCK_MONOTONIC at fs_init */
 	struct dsfs_ratelimit read_errors_log;	/* failed reads' messages */
@@ -129,6 +131,14 @@ void dsfs_push_listed(struct dsfs_push *p, uint64_t dev, uint64_t ino,
 		      uint64_t gen);
 void dsfs_push_stop(struct dsfs_push *p);
 void dsfs_push_free(struct dsfs_push *p);
+
+/*
+ * devio.c: under -o direct_io, the session reads and writes /dev/fuse
+ * through dsfs so that INIT's reply allows shared mmap of direct-I/O
+ * files where the kernel can.  After fuse_session_mount(), before the
+ * loop.  0 or -errno (libfuse's own I/O then, shared mmap refused).
+ */
+int dsfs_devio_install(struct dsfs_fs *fs, struct fuse_session *se);
 
 /*
  * warm.c: with a plan (fs->layout), stat the layout's files in its order

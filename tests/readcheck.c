@@ -18,8 +18,8 @@
  *	so parallel runs differ) and READCHECK_SECONDS (stop after that long
  *	even if ITERS are not done).
  *   readcheck mmap BACKING MNT
- *	mmap every non-empty regular file through MNT (PROT_READ, MAP_PRIVATE)
- *	and memcmp it with the backing file, likewise mapped.
+ *	mmap every non-empty regular file through MNT (PROT_READ), privately
+ *	and shared, and memcmp both with the backing file, mapped privately.
  *   readcheck seekdir BACKING MNT
  *	list the directory MNT with telldir(3) before each entry (the names
  *	must be BACKING's), then seekdir(3) back to every third position,
@@ -573,16 +573,36 @@ out:
 
 /* ---- mmap mode ---- */
 
-static void *map_file(const char *path, size_t size)
+static void *map_file(const char *path, size_t size, int flags)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	void *p;
 
 	if (fd < 0)
 		return MAP_FAILED;
-	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	p = mmap(NULL, size, PROT_READ, flags, fd, 0);
 	close(fd);
 	return p;
+}
+
+/* The mount's file mapped with flags against the backing bytes at pb. */
+static void check_map(const struct file_ent *f, const char *mpath,
+		      const char *pb, size_t size, int flags, uint64_t *bytes)
+{
+	const char *kind = flags == MAP_SHARED ? "shared" : "private";
+	char *pm = map_file(mpath, size, flags);
+
+	if (pm == MAP_FAILED) {
+		mismatch(f->rel, "mmap %s of the mount: %s", kind,
+			 strerror(errno));
+		return;
+	}
+	if (memcmp(pb, pm, size))
+		mismatch(f->rel, "%s mapping differs at byte %zu", kind,
+			 first_diff(pb, pm, size));
+	else
+		*bytes += size;
+	munmap(pm, size);
 }
 
 static int cmd_mmap(void)
@@ -596,30 +616,24 @@ static int cmd_mmap(void)
 		const struct file_ent *f = &walk.files[i];
 		size_t size = (size_t)f->size;
 		char bpath[PATH_MAX], mpath[PATH_MAX];
-		char *pb, *pm;
+		char *pb;
 
 		if (!size)
 			continue;
 		snprintf(bpath, sizeof(bpath), "%s%s", walk.backing, f->rel);
 		snprintf(mpath, sizeof(mpath), "%s%s", walk.mnt, f->rel);
-		pb = map_file(bpath, size);
-		pm = map_file(mpath, size);
-		if (pb == MAP_FAILED || pm == MAP_FAILED)
-			mismatch(f->rel, "mmap %s: %s",
-				 pb == MAP_FAILED ? "backing" : "mount",
+		pb = map_file(bpath, size, MAP_PRIVATE);
+		if (pb == MAP_FAILED) {
+			mismatch(f->rel, "mmap of the backing file: %s",
 				 strerror(errno));
-		else if (memcmp(pb, pm, size))
-			mismatch(f->rel, "mapped content differs at byte %zu",
-				 first_diff(pb, pm, size));
-		else
-			bytes += size;
-		if (pb != MAP_FAILED)
-			munmap(pb, size);
-		if (pm != MAP_FAILED)
-			munmap(pm, size);
+			continue;
+		}
+		check_map(f, mpath, pb, size, MAP_PRIVATE, &bytes);
+		check_map(f, mpath, pb, size, MAP_SHARED, &bytes);
+		munmap(pb, size);
 		mapped++;
 	}
-	printf("mmap: %" PRIu64 " files mapped, %" PRIu64
+	printf("mmap: %" PRIu64 " files mapped privately and shared, %" PRIu64
 	       " bytes compared, %" PRIu64 " mismatches\n",
 	       mapped, bytes, walk.n.mismatches);
 	free_files();

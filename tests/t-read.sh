@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-read: everything readable through the mount equals the backing tree (data, metadata, names, links, xattrs, inode numbers, a sparse file's holes).
+# t-read: everything readable through the mount equals the backing tree (data, metadata, names, links, xattrs, inode numbers, a sparse file's holes, files mapped privately and shared), also with -o direct_io.
 # shellcheck disable=SC2012 # the output of ls is what is compared
 set -euo pipefail
 . "$srcdir/lib.sh"
@@ -136,5 +136,13 @@ say "checking again with entry_timeout=0,attr_timeout=0,max_open=1,max_threads=2
 mount_dsfs "$SRC" "$MNT" -o entry_timeout=0,attr_timeout=0,max_open=1,max_threads=2
 "$READCHECK" tree "$SRC" "$MNT" || fail "readcheck tree (no caching)"
 "$READCHECK" random "$SRC" "$MNT" 16 500 || fail "readcheck random (no caching)"
+unmount_dsfs "$MNT"
+
+# -o direct_io: no page cache for reads, yet a shared mapping works (the
+# kernel allows it since Linux 6.6 when INIT's reply asks, see devio.c).
+say "checking again with direct_io, mmap shared and private"
+mount_dsfs "$SRC" "$MNT" -o direct_io
+"$READCHECK" tree "$SRC" "$MNT" || fail "readcheck tree (direct_io)"
+"$READCHECK" mmap "$SRC" "$MNT" || fail "readcheck mmap (direct_io)"
 unmount_dsfs "$MNT"
 say "ok"
