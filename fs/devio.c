@@ -84,8 +84,8 @@ static const struct fuse_custom_io devio = {
 	.writev = devio_writev,
 };
 
-int dsfs_devio_install(struct dsfs_fs *fs, struct fuse_session *se)
+/* The callbacks get the session's userdata: the struct dsfs_fs. */
+int dsfs_devio_install(struct fuse_session *se)
 {
-	(void)fs; /* the callbacks get it as the session's userdata */
 	return fuse_session_custom_io(se, &devio, fuse_session_fd(se));
 }

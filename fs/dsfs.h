@@ -138,7 +138,7 @@ void dsfs_push_free(struct dsfs_push *p);
  * files where the kernel can.  After fuse_session_mount(), before the
  * loop.  0 or -errno (libfuse's own I/O then, shared mmap refused).
  */
-int dsfs_devio_install(struct dsfs_fs *fs, struct fuse_session *se);
+int dsfs_devio_install(struct fuse_session *se);
 
 /*
  * warm.c: with a plan (fs->layout), stat the layout's files in its order
