@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* openat2 wrapper (see beneath.h).  Stateless; any thread. */
+/* openat2 wrappers (see beneath.h).  Stateless; any thread. */
 #include "config.h"
 
 #include <errno.h>
@@ -11,17 +11,30 @@
 
 #include "beneath.h"
 
-int dsfs_open_beneath(int dirfd, const char *relpath, int flags)
+static int open_resolved(int dirfd, const char *relpath, int flags,
+			 unsigned long long resolve)
 {
 	struct open_how how;
 	long fd;
 
 	memset(&how, 0, sizeof(how));
 	how.flags = (unsigned)(flags | O_CLOEXEC);
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-		      RESOLVE_NO_MAGICLINKS;
+	how.resolve = resolve;
 	do
 		fd = syscall(SYS_openat2, dirfd, relpath, &how, sizeof(how));
 	while (fd < 0 && errno == EAGAIN);
 	return fd < 0 ? -errno : (int)fd;
+}
+
+int dsfs_open_beneath(int dirfd, const char *relpath, int flags)
+{
+	return open_resolved(dirfd, relpath, flags,
+			     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+				     RESOLVE_NO_MAGICLINKS);
+}
+
+int dsfs_open_inside(int dirfd, const char *relpath, int flags)
+{
+	return open_resolved(dirfd, relpath, flags,
+			     RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
 }

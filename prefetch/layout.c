@@ -14,15 +14,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "beneath.h"
 #include "layout_int.h"
 
 static const char *const kind_names[] = {
@@ -478,21 +477,13 @@ int dsfs_layout_openat(int root_fd, const char *dir, const char *rel,
 		       size_t len, int flags)
 {
 	char path[PATH_MAX];
-	struct open_how how;
-	long fd;
 
 	if (!dir || !*dir)
 		dir = ".";
 	if ((size_t)snprintf(path, sizeof(path), "%s/%.*s", dir, (int)len,
 			     rel) >= sizeof(path))
 		return -ENAMETOOLONG;
-	memset(&how, 0, sizeof(how));
-	how.flags = (unsigned)(flags | O_CLOEXEC);
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-	do
-		fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
-	while (fd < 0 && errno == EAGAIN);
-	return fd < 0 ? -errno : (int)fd;
+	return dsfs_open_inside(root_fd, path, flags);
 }
 
 int dsfs_layout_open_in_root(struct dsfs_layout_ctx *c, const char *rel,
