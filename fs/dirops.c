@@ -16,13 +16,19 @@
  * at all instead of twice per directory.  fresh.c drops a cached listing
  * whose directory changes in SOURCE.
  *
- * Threads: FUSE workers; no shared state beyond the inode table.
+ * A READDIRPLUS of the plan's data set takes each name's stat from the
+ * mount's warm-up where nothing changed since it was made (warm.c), and
+ * makes the calls itself only for the rest.
+ *
+ * Threads: FUSE workers; no shared state beyond the inode table and the
+ * warm-up's records (read only).
  */
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,8 +76,44 @@ static bool is_dot(const char *name)
 }
 
 /*
- * READDIRPLUS entry for one name: stat it through the directory fd (never
- * following a link) and take a lookup reference.  Dots get no reference,
+ * What the entries of one READDIRPLUS reply share: whether every change to
+ * SOURCE so far has reached the kernel (settled), then at which mark of
+ * SOURCE's changes (see dsfs_fresh_settled_at), and for the warm-up's
+ * stats (warm.c) the directory's path with room for a name.
+ */
+struct plus_ctx {
+	bool settled;
+	uint64_t mark;
+	const struct dsfs_warm *warm;	/* NULL: stat each name */
+	size_t len;			/* of path's directory part */
+	char path[PATH_MAX];
+};
+
+/*
+ * The stat and generation of a name: the warm-up's, when it saw this inode
+ * under this name and nothing changed since, else the backing
+ * filesystem's (never following a link).  0 or -errno.
+ */
+static int stat_entry(struct plus_ctx *c, int dirfd, const struct dent64 *d,
+		      struct stat *st, uint64_t *gen)
+{
+	size_t n = strlen(d->d_name);
+
+	if (c->warm && c->len + n < sizeof(c->path)) {
+		memcpy(c->path + c->len, d->d_name, n + 1);
+		if (dsfs_warm_entry(c->warm, c->path, d->d_ino, c->mark, st,
+				    gen))
+			return 0;
+	}
+	if (fstatat(dirfd, d->d_name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	*gen = dsfs_ident_gen(dirfd, d->d_name);
+	return 0;
+}
+
+/*
+ * READDIRPLUS entry for one name: its stat (stat_entry) and a lookup
+ * reference.  Dots get no reference,
  * as the kernel does not link them.  Neither does a name whose inode the
  * kernel holds under it already, when every change to SOURCE so far has
  * reached the kernel (settled): its entry is the name alone (node id 0),
@@ -81,11 +123,12 @@ static bool is_dot(const char *name)
  * vanished).
  */
 static int plus_entry(struct dsfs_fs *fs, struct dsfs_inode *dir, int dirfd,
-		      const struct dent64 *d, bool settled,
+		      const struct dent64 *d, struct plus_ctx *c,
 		      struct fuse_entry_param *e, struct dsfs_inode **ref)
 {
 	struct stat st;
 	uint64_t gen;
+	int err;
 
 	*ref = NULL;
 	memset(e, 0, sizeof(*e));
@@ -93,16 +136,16 @@ static int plus_entry(struct dsfs_fs *fs, struct dsfs_inode *dir, int dirfd,
 	e->attr.st_mode = (mode_t)d->d_type << 12;
 	if (is_dot(d->d_name))
 		return 0;
-	if (settled && d->d_type != DT_UNKNOWN &&
+	if (c->settled && d->d_type != DT_UNKNOWN &&
 	    dsfs_inodes_held(fs->inodes, dir, d->d_name, dir->dev, d->d_ino,
 			     &gen)) {
 		if (fs->push && d->d_type == DT_REG)
 			dsfs_push_listed(fs->push, dir->dev, d->d_ino, gen);
 		return 0;
 	}
-	if (fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	gen = dsfs_ident_gen(dirfd, d->d_name);
+	err = stat_entry(c, dirfd, d, &st, &gen);
+	if (err)
+		return err;
 	*ref = dsfs_inodes_ref_child(fs->inodes, dir, d->d_name, &st, gen);
 	if (!*ref)
 		return -ENOMEM;
@@ -118,8 +161,8 @@ static int plus_entry(struct dsfs_fs *fs, struct dsfs_inode *dir, int dirfd,
  * rem if it did not fit (nothing added), or -errno.
  */
 static ssize_t add_entry(fuse_req_t req, struct dsfs_inode *dir, int dirfd,
-			 const struct dent64 *d, char *p, size_t rem, bool plus,
-			 bool settled)
+			 const struct dent64 *d, char *p, size_t rem,
+			 struct plus_ctx *c)
 {
 	struct dsfs_fs *fs = dsfs_req_fs(req);
 	struct fuse_entry_param e;
@@ -127,14 +170,14 @@ static ssize_t add_entry(fuse_req_t req, struct dsfs_inode *dir, int dirfd,
 	size_t need;
 	int err;
 
-	if (!plus) {
+	if (!c) {
 		struct stat st = { .st_ino = d->d_ino,
 				   .st_mode = (mode_t)d->d_type << 12 };
 
 		return (ssize_t)fuse_add_direntry(req, p, rem, d->d_name, &st,
 						  d->d_off);
 	}
-	err = plus_entry(fs, dir, dirfd, d, settled, &e, &ref);
+	err = plus_entry(fs, dir, dirfd, d, c, &e, &ref);
 	if (err == -ENOENT)
 		return 0;
 	if (err)
@@ -146,21 +189,45 @@ static ssize_t add_entry(fuse_req_t req, struct dsfs_inode *dir, int dirfd,
 }
 
 /*
- * Fill buf (size bytes) with the entries from offset off on.  O(entries
- * returned), plus at most one getdents64 buffer read and not used.
- * Returns the bytes filled, or -errno if not even one entry could be.
+ * The shared part of a READDIRPLUS reply's entries (struct plus_ctx), read
+ * before the first getdents: a change after it is still to come.  The
+ * warm-up's stats serve only a settled listing, from the mark it was
+ * settled at.
+ */
+static void plus_start(struct dsfs_fs *fs, const struct dsfs_inode *dir,
+		       struct plus_ctx *c)
+{
+	c->settled = dsfs_fresh_settled_at(fs, dir->dev, &c->mark);
+	c->warm = c->settled ? __atomic_load_n(&fs->warm, __ATOMIC_ACQUIRE)
+			     : NULL;
+	if (!c->warm)
+		return;
+	if (dsfs_inodes_path(dir, c->path, sizeof(c->path) - 1)) {
+		c->warm = NULL;
+		return;
+	}
+	c->len = strcmp(c->path, ".") ? strlen(c->path) : 0;
+	if (c->len)
+		c->path[c->len++] = '/';
+}
+
+/*
+ * Fill buf (size bytes) with the entries from offset off on (c: of a
+ * READDIRPLUS, else NULL).  O(entries returned), plus at most one
+ * getdents64 buffer read and not used.  Returns the bytes filled, or
+ * -errno if not even one entry could be.
  */
 static ssize_t fill(fuse_req_t req, struct dsfs_inode *dir, int dirfd,
-		    off_t off, char *buf, size_t size, bool plus)
+		    off_t off, char *buf, size_t size, struct plus_ctx *c)
 {
 	char dbuf[8192] __attribute__((aligned(8)));
 	/* A plus entry takes 6 to 7 times a dirent's room: read about as
 	 * many as will fit (at least one of the longest name). */
-	size_t want = plus ? size / 4 : size, rem = size;
+	size_t want = c ? size / 4 : size, rem = size;
 	ssize_t n = 0, at = 0, took;
-	/* Before the first getdents: a change after it is still to come. */
-	bool settled = plus && dsfs_fresh_settled(dsfs_req_fs(req), dir->dev);
 
+	if (c)
+		plus_start(dsfs_req_fs(req), dir, c);
 	if (lseek(dirfd, off, SEEK_SET) < 0)
 		return -errno;
 	for (;;) {
@@ -177,7 +244,7 @@ static ssize_t fill(fuse_req_t req, struct dsfs_inode *dir, int dirfd,
 		d = (const struct dent64 *)(dbuf + at);
 		at += d->d_reclen;
 		took = add_entry(req, dir, dirfd, d, buf + (size - rem), rem,
-				 plus, settled);
+				 c);
 		if (took < 0)
 			return rem == size ? took : (ssize_t)(size - rem);
 		if ((size_t)took > rem)
@@ -192,6 +259,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct dsfs_fs *fs = dsfs_req_fs(req);
 	struct dsfs_inode *dir = dsfs_req_inode(req, ino);
 	char *buf = malloc(size);
+	struct plus_ctx c;
 	ssize_t n;
 	int dirfd;
 
@@ -200,7 +268,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	dirfd = dsfs_inode_open(fs, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-	n = dirfd < 0 ? dirfd : fill(req, dir, dirfd, off, buf, size, plus);
+	n = dirfd < 0 ? dirfd : fill(req, dir, dirfd, off, buf, size,
+					       plus ? &c : NULL);
 	if (dirfd >= 0)
 		close(dirfd);
 	/* An error after some entries still returns those entries. */

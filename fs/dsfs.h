@@ -96,6 +96,8 @@ struct dsfs_fs {
 	uint64_t names_changed, names_listed;
 	struct dsfs_fresh *fresh;	/* atomic; NULL: SOURCE not watched
 					   (fresh.c) */
+	struct dsfs_warm *warm;		/* atomic; NULL: no warm-up's stats
+					   to list from (warm.c) */
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
 	bool no_opendir;		/* the kernel takes ENOSYS for OPENDIR;
 					   set at INIT (dirops.c) */
@@ -149,6 +151,14 @@ int dsfs_devio_install(struct fuse_session *se);
 struct dsfs_warm;
 int dsfs_warm_start(struct dsfs_fs *fs, struct dsfs_warm **out);
 void dsfs_warm_stop(struct dsfs_warm *w);
+/* The stat and generation the warm-up saw for the file at path (relative
+ * to SOURCE), if it was inode ino of SOURCE's filesystem and nothing there
+ * changed since: mark is what dsfs_fresh_settled_at() gave before the
+ * listing read the name.  true and *st, *gen; false: stat it.  Any
+ * thread between start and stop; O(1) expected, no system call. */
+bool dsfs_warm_entry(const struct dsfs_warm *w, const char *path,
+		     uint64_t ino, uint64_t mark, struct stat *st,
+		     uint64_t *gen);
 
 /* readahead.c: raise the kernel's read-ahead window for the mount to the
  * largest FUSE read; the first call does it, later ones cost one relaxed
@@ -200,6 +210,13 @@ void dsfs_fresh_stop(struct dsfs_fresh *f);
 /* Whether every change made so far to a file on device dev has been
  * applied (see fresh.c).  Any thread; one ioctl. */
 bool dsfs_fresh_settled(struct dsfs_fs *fs, uint64_t dev);
+/* A mark of dev's changes so far, to take before a stat: false where
+ * changes to dev are not all watched.  settled_at: as settled, and
+ * *mark then equals a mark taken earlier only if nothing on dev changed
+ * since that one was taken.  Any thread; mark is one atomic load,
+ * settled_at one ioctl. */
+bool dsfs_fresh_mark(struct dsfs_fs *fs, uint64_t dev, uint64_t *mark);
+bool dsfs_fresh_settled_at(struct dsfs_fs *fs, uint64_t dev, uint64_t *mark);
 /* stats.c: answer getxattr of the stats attribute; false if not ours. */
 bool dsfs_stats_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		      size_t size);

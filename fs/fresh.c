@@ -382,6 +382,27 @@ static bool local_fs(int fd)
 	return false;
 }
 
+/* The watch on dev's filesystem, if it reports every change made to it. */
+static struct dsfs_fresh *watch_of(struct dsfs_fs *fs, uint64_t dev)
+{
+	struct dsfs_fresh *f = __atomic_load_n(&fs->fresh, __ATOMIC_ACQUIRE);
+
+	if (!f || !f->local || dev != fs->root_dev ||
+	    __atomic_load_n(&f->lost, __ATOMIC_RELAXED))
+		return NULL;
+	return f;
+}
+
+bool dsfs_fresh_mark(struct dsfs_fs *fs, uint64_t dev, uint64_t *mark)
+{
+	struct dsfs_fresh *f = watch_of(fs, dev);
+
+	if (!f)
+		return false;
+	*mark = __atomic_load_n(&f->seq, __ATOMIC_SEQ_CST);
+	return true;
+}
+
 /*
  * Every change made on this machine to a file on dev is reported to the
  * watch before the call that made it returns (fsnotify runs inside
@@ -389,24 +410,33 @@ static bool local_fs(int fd)
  * the thread holds no event it read and has not handled, every change
  * made so far has been applied: cached data dropped, the kernel told.
  * seq is read around the queue's count, so that a read(2) of the queue
- * in between (the thread then holding events) is seen.  False for another
- * filesystem than SOURCE's, a filesystem with other clients, no watch, or
- * once events were lost (the queue overflowed).
+ * in between (the thread then holding events) is seen.  And when seq is
+ * still what dsfs_fresh_mark() gave before a stat, no event was read since
+ * and none waits: nothing on the filesystem changed after that mark.
+ * False for another filesystem than SOURCE's, a filesystem with other
+ * clients, no watch, or once events were lost (the queue overflowed).
  * O(1): one ioctl.
  */
-bool dsfs_fresh_settled(struct dsfs_fs *fs, uint64_t dev)
+bool dsfs_fresh_settled_at(struct dsfs_fs *fs, uint64_t dev, uint64_t *mark)
 {
-	struct dsfs_fresh *f = __atomic_load_n(&fs->fresh, __ATOMIC_ACQUIRE);
+	struct dsfs_fresh *f = watch_of(fs, dev);
 	uint64_t seq;
 	int pending;
 
-	if (!f || !f->local || dev != fs->root_dev ||
-	    __atomic_load_n(&f->lost, __ATOMIC_RELAXED))
+	if (!f)
 		return false;
 	seq = __atomic_load_n(&f->seq, __ATOMIC_SEQ_CST);
 	if ((seq & 1) || ioctl(f->fan_fd, FIONREAD, &pending) < 0 || pending)
 		return false;
+	*mark = seq;
 	return __atomic_load_n(&f->seq, __ATOMIC_SEQ_CST) == seq;
+}
+
+bool dsfs_fresh_settled(struct dsfs_fs *fs, uint64_t dev)
+{
+	uint64_t mark;
+
+	return dsfs_fresh_settled_at(fs, dev, &mark);
 }
 
 int dsfs_fresh_start(struct dsfs_fs *fs, struct fuse_session *se,

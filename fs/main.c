@@ -324,10 +324,12 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args, int *ready)
 			  strerror(-err));
 	if (sched_init(fs))
 		goto out_unmount;
+	/* The watch first: the warm-up's stats are dated by it. */
+	dsfs_fresh_start(fs, se, &fresh);
 	if (fs->layout && (err = dsfs_warm_start(fs, &warm)))
 		dsfs_warn("plan: cannot warm SOURCE's inodes ahead of a listing (%s)",
 			  strerror(-err));
-	dsfs_fresh_start(fs, se, &fresh);
+	__atomic_store_n(&fs->warm, warm, __ATOMIC_RELEASE);
 	dsfs_info("mounted %s on %s (read-only)", fs->opts.source,
 		  fs->opts.mountpoint);
 	cfg = fuse_loop_cfg_create();
@@ -349,6 +351,7 @@ out_loop:
 	fuse_loop_cfg_destroy(cfg);
 out_unmount:
 	dsfs_push_stop(fs->push); /* no push to a session that is gone */
+	__atomic_store_n(&fs->warm, NULL, __ATOMIC_RELEASE);
 	dsfs_warm_stop(warm);
 	dsfs_fresh_stop(fresh);
 	fuse_session_unmount(se);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-listing: directory listings through the mount: a directory of thousands of long names (many READDIR requests) lists exactly the backing names, seekdir/telldir return to every position (from the kernel's cached listing and, once the page cache is dropped, from the offsets dsfs gave), a listing seen again is served by the kernel (neither OPENDIR nor READDIR reaches the daemon), a listing the kernel dropped while it holds the names' inodes costs the daemon no stat per name (and one of names it forgot does), names added, removed or replaced in SOURCE show in the next listing (and read as the new files); and with a plan, the plan's files are stat'ed in SOURCE from the mount on (dsfs-stats's warmed reaches their count, also when the data set is a symlink inside SOURCE, and stays 0 without a plan) while a listing at once lists and reads the backing tree.
+# t-listing: directory listings through the mount: a directory of thousands of long names (many READDIR requests) lists exactly the backing names, seekdir/telldir return to every position (from the kernel's cached listing and, once the page cache is dropped, from the offsets dsfs gave), a listing seen again is served by the kernel (neither OPENDIR nor READDIR reaches the daemon), a listing the kernel dropped while it holds the names' inodes costs the daemon no stat per name (and one of names it forgot does), names added, removed or replaced in SOURCE show in the next listing (and read as the new files); and with a plan, the plan's files are stat'ed in SOURCE from the mount on (dsfs-stats's warmed reaches their count, also when the data set is a symlink inside SOURCE, and stays 0 without a plan) while a listing at once lists and reads the backing tree; a listing after the warm-up takes each name's stat from it (no stat or file-handle call per name), and after a change in SOURCE stats every name again and lists the new attributes.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -44,10 +44,11 @@ after=$(dir_requests)
 ((after == before)) ||
 	fail "$((after - before)) directory requests reached the daemon for listings the kernel had"
 
-# stats_during CMD...: the stat and file-handle calls the daemon makes
-# while CMD runs (strace attached to all its threads).
+# stats_during CMD...: the stat and file-handle calls of a name (not of an
+# open fd) the daemon makes while CMD runs (strace attached to all its
+# threads); its status is CMD's.
 stats_during() {
-	local out=$WORK/strace.out tracer n
+	local out=$WORK/strace.out tracer n rc=0
 
 	strace -f -qq -e trace=newfstatat,name_to_handle_at -o "$out" -p "$pid" 2>/dev/null &
 	tracer=$!
@@ -56,17 +57,24 @@ stats_during() {
 		sleep 0.1
 	done
 	sleep 0.5 # the other threads
-	"$@"
+	"$@" || rc=$?
 	kill -INT "$tracer"
 	wait "$tracer" || true
-	n=$(grep -cE 'newfstatat|name_to_handle_at' "$out" || true)
+	n=$(grep -cE '(newfstatat|name_to_handle_at)\([0-9]+, "[^"]' "$out" || true)
 	echo "$n"
+	return "$rc"
 }
 # list_same DIR: DIR through the mount lists the backing names, types and
 # inode numbers.
 list_same() {
 	diff <(cd "$MNT/$1" && find . -mindepth 1 -maxdepth 1 -printf '%i %y %f\n' | sort) \
 		<(cd "$SRC/$1" && find . -mindepth 1 -maxdepth 1 -printf '%i %y %f\n' | sort) >/dev/null
+}
+# attrs_same DIR: every file under DIR through the mount has the backing
+# file's inode number, type, size, mode, link count, owner and times.
+attrs_same() {
+	diff <(cd "$MNT/$1" && find . -mindepth 1 -printf '%P %i %y %s %m %n %U %G %T@ %C@\n' | sort) \
+		<(cd "$SRC/$1" && find . -mindepth 1 -printf '%P %i %y %s %m %n %U %G %T@ %C@\n' | sort) >/dev/null
 }
 
 say "a dropped listing of names the kernel holds is listed again without a stat each"
@@ -130,6 +138,28 @@ mount_dsfs "$SRC" "$MNT" -o "sampler=torch-random,seed=3,layout=imagefolder,data
 "$READCHECK" tree "$SRC/ds" "$MNT/ds" || fail "readcheck tree during the warm-up"
 wait_warmed
 ((warmed == files)) || fail "warmed $warmed of the plan's $files files"
+
+unmount_dsfs "$MNT"
+
+say "a first listing after the warm-up takes the names' stats from it"
+mount_dsfs "$SRC" "$MNT" -o "sampler=torch-random,seed=3,layout=imagefolder,dataset=ds"
+pid=${DSFS_PID[$MNT]}
+wait_warmed
+n=$(stats_during attrs_same ds) || fail "the data set lists other attributes than the backing files from the warm-up's stats"
+((n < files / 10)) || fail "$n stat and file-handle calls listing $files files the warm-up stat'ed"
+unmount_dsfs "$MNT"
+
+say "after a change in SOURCE, the first listing stats every name again"
+mount_dsfs "$SRC" "$MNT" -o "sampler=torch-random,seed=3,layout=imagefolder,dataset=ds"
+pid=${DSFS_PID[$MNT]}
+wait_warmed
+head -c 1000 /dev/urandom >>"$SRC/ds/class001/img00003.jpg"
+chmod 600 "$SRC/ds/class002/img00004.jpg"
+"$MKTREE" --file "$SRC/ds/.new" 3000 11
+mv "$SRC/ds/.new" "$SRC/ds/class003/img00005.jpg"
+n=$(stats_during attrs_same ds) || fail "the data set lists other attributes than the backing files after changes"
+((n >= files)) || fail "only $n stat and file-handle calls listing $files files after a change in SOURCE"
+"$READCHECK" tree "$SRC/ds" "$MNT/ds" || fail "readcheck tree after changes to the warmed data set"
 unmount_dsfs "$MNT"
 
 say "a data set reached through a symlink inside SOURCE is warmed as well"
