@@ -271,17 +271,6 @@ dsfs_stat() {
 	stat_of "$1" "$MNT"
 }
 
-# wait_warmed N SECS: until dsfs's warm-up has stat'ed N files, or SECS.
-wait_warmed() {
-	local i w
-
-	for ((i = 0; i < $2 * 10; i++)); do
-		w=$(dsfs_stat warmed)
-		((${w:-0} >= $1)) && return 0
-		sleep 0.1
-	done
-}
-
 # fio_run CONFIG DEPTH: O_DIRECT random 128 KiB reads at queue depth DEPTH
 # over the shard files for $FIO_SECS seconds (io_uring); records MB/s,
 # IOPS, the mean completion latency, the bytes read and the seconds the

@@ -622,16 +622,20 @@ class Report:
         files = r.m("scale", conv=int) or 0
         allow = (64 << 20) + 200 * files
         first = r.get("scale", "dsfs", "first_byte_s")
+        # Results saved before the listing was measured have the first row only.
+        listed = bool(r.rounds("scale", "dsfs-listed"))
+        beyond = {}
         rows = []
         for c, when in (("dsfs", "at the first planned byte"),
                         ("dsfs-listed", "after a listing of the tree, every file warmed")):
-            if c == "dsfs-listed" and not r.rounds("scale", c):
-                continue  # results saved before the listing was measured
-            beyond = r.derived("scale", c,
-                               lambda v: v["peak_kib"] * 1024 - v["cache_used_bytes"], "beyond")
+            if c == "dsfs-listed" and not listed:
+                continue
+            beyond[c] = r.derived("scale", c,
+                                  lambda v: v["peak_kib"] * 1024 - v["cache_used_bytes"],
+                                  "beyond")
             rows.append([when, num(scaled(r.get("scale", c, "peak_kib"), 1024)),
                          num(scaled(r.get("scale", c, "cache_used_bytes"), MIB)),
-                         num(scaled(beyond, MIB)), num(allow / MIB)])
+                         num(scaled(beyond[c], MIB)), num(allow / MIB)])
         self.p("## Scale: a %d-file tree, mounted cold with a plan" % files)
         self.p()
         self.p("From starting the daemon to the first byte of the first planned file: "
@@ -640,16 +644,14 @@ class Report:
         self.p(table(["daemon memory", "peak MiB", "cache used MiB", "beyond the cache MiB",
                       "allowance MiB"], rows))
         self.p()
-        listing = r.get("scale", "dsfs-listed", "listing_s") if len(rows) > 1 else None
-        if listing is not None:
+        if listed:
             self.p("The listing (`shufread -S`: readdir only, as ImageFolder's os.walk) took "
                    "%s s; it gives the kernel and the daemon an inode per file.  *peak*: "
-                   "VmHWM plus hugetlb pages, so far." % num(listing, "%.2f"))
+                   "VmHWM plus hugetlb pages, so far." %
+                   num(r.get("scale", "dsfs-listed", "listing_s"), "%.2f"))
             self.p()
         # Target 5b: the daemon's memory as a loader leaves it, where measured.
-        beyond = r.derived("scale", "dsfs-listed" if len(rows) > 1 else "dsfs",
-                           lambda v: v["peak_kib"] * 1024 - v["cache_used_bytes"], "beyond")
-        self.fig["scale"] = first, beyond, allow, files
+        self.fig["scale"] = first, beyond["dsfs-listed" if listed else "dsfs"], allow, files
 
     def loader_warm(self):
         """Target 6's baseline: a new DataLoader's epoch 0 on raw XFS, page

@@ -148,17 +148,11 @@ bool dsfs_warm_entry(const struct dsfs_warm *w, const char *path,
 		     uint64_t ino, uint64_t mark, struct stat *st,
 		     uint64_t *gen)
 {
-	const char *dir = w->scan.dir;
-	size_t dlen = strlen(dir);
 	const struct warm_rec *r;
 	uint64_t i;
 
-	if (strcmp(dir, ".")) { /* DIR's own path, then '/' */
-		if (strncmp(path, dir, dlen) || path[dlen] != '/')
-			return false;
-		path += dlen + 1;
-	}
-	if (dsfs_layout_lookup(w->scan.layout, path, &i) || i >= w->nrec)
+	if (dsfs_layout_lookup_in(w->scan.layout, w->scan.dir, path, &i) ||
+	    i >= w->nrec)
 		return false;
 	r = &w->rec[i];
 	/* Acquire: pairs with warm_visit's release of the fields. */

@@ -345,6 +345,19 @@ int dsfs_layout_lookup(const struct dsfs_layout *l, const char *path,
 				 index);
 }
 
+int dsfs_layout_lookup_in(const struct dsfs_layout *l, const char *dir,
+			  const char *path, uint64_t *index)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, ".")) {
+		if (strncmp(path, dir, n) || path[n] != '/')
+			return -ENOENT;
+		path += n + 1;
+	}
+	return dsfs_layout_lookup(l, path, index);
+}
+
 uint64_t dsfs_layout_count(const struct dsfs_layout *l)
 {
 	return l->count;

@@ -237,6 +237,13 @@ void dsfs_layout_scan_join(struct dsfs_layout_scan *scan, bool stop);
 int dsfs_layout_lookup(const struct dsfs_layout *layout, const char *path,
 		       uint64_t *index);
 /*
+ * The same for a path relative to SOURCE, of a layout of DIR (dir, relative
+ * to SOURCE as the plan's dataset= gives it, "." for SOURCE itself): the
+ * lookup of what follows "DIR/", or -ENOENT when path is not below DIR.
+ */
+int dsfs_layout_lookup_in(const struct dsfs_layout *layout, const char *dir,
+			  const char *path, uint64_t *index);
+/*
  * A sample reached through a symlink inside SOURCE (a link to a file in a
  * pool, a class directory that is a link, DIR itself one) is opened through
  * another path: the one with every symlink resolved, which is all the

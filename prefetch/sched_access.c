@@ -626,16 +626,9 @@ static void access_locked(struct dsfs_sched *s, uint64_t idx, uint32_t pid)
 int dsfs_sched_sample_of(const struct dsfs_sched *s, const char *path,
 			 uint64_t *idx, bool *linked)
 {
-	const char *rel = path;
-
-	if (s->prefix_len &&
-	    (strncmp(path, s->cfg.plan->dataset, s->prefix_len - 1) ||
-	     path[s->prefix_len - 1] != '/'))
-		rel = NULL; /* outside the dataset directory */
-	else
-		rel += s->prefix_len;
 	*linked = false;
-	if (rel && !dsfs_layout_lookup(s->cfg.layout, rel, idx))
+	if (!dsfs_layout_lookup_in(s->cfg.layout, s->cfg.plan->dataset, path,
+				   idx))
 		return 0;
 	/* A sample opened through a symlink shows its target's path. */
 	*linked = true;

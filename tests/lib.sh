@@ -375,6 +375,19 @@ stat_of() {
 		awk -v k="$1" '$1 == k { print $2 }'
 }
 
+# wait_warmed N SECS [MNT]: until the warm-up of the dsfs mount at MNT
+# (default $MNT) has stat'ed N files (dsfs-stats's warmed), or SECS seconds
+# have passed; sets warmed to its last count.
+wait_warmed() {
+	local i
+
+	for ((i = 0; i < $2 * 10; i++)); do
+		warmed=$(stat_of warmed "${3:-$MNT}")
+		((${warmed:-0} >= $1)) && return 0
+		sleep 0.1
+	done
+}
+
 # read_in_order ROOT LIST: open and read to the end, one after the other,
 # the files LIST names (paths relative to ROOT, one a line), the way a
 # single-worker loader does, with the page caches dropped first (standing

@@ -121,14 +121,6 @@ warmed=$(stat_of warmed)
 [[ $warmed == 0 ]] || fail "warmed $warmed on a mount without a plan"
 unmount_dsfs "$MNT"
 
-# Sets warmed to dsfs-stats's count once it reaches $files, or after 10 s.
-wait_warmed() {
-	for _ in $(seq 100); do
-		warmed=$(stat_of warmed)
-		((warmed >= files)) && return
-		sleep 0.1
-	done
-}
 
 say "with a plan, its files are stat'ed from the mount on, during a first listing"
 make_imagefolder "$SRC/ds" 6 150 1 >/dev/null
@@ -136,7 +128,7 @@ files=$(find "$SRC/ds" -type f | wc -l)
 sync; echo 3 >/proc/sys/vm/drop_caches
 mount_dsfs "$SRC" "$MNT" -o "sampler=torch-random,seed=3,layout=imagefolder,dataset=ds"
 "$READCHECK" tree "$SRC/ds" "$MNT/ds" || fail "readcheck tree during the warm-up"
-wait_warmed
+wait_warmed "$files" 10
 ((warmed == files)) || fail "warmed $warmed of the plan's $files files"
 
 unmount_dsfs "$MNT"
@@ -144,7 +136,7 @@ unmount_dsfs "$MNT"
 say "a first listing after the warm-up takes the names' stats from it"
 mount_dsfs "$SRC" "$MNT" -o "sampler=torch-random,seed=3,layout=imagefolder,dataset=ds"
 pid=${DSFS_PID[$MNT]}
-wait_warmed
+wait_warmed "$files" 10
 n=$(stats_during attrs_same ds) || fail "the data set lists other attributes than the backing files from the warm-up's stats"
 ((n < files / 10)) || fail "$n stat and file-handle calls listing $files files the warm-up stat'ed"
 unmount_dsfs "$MNT"
@@ -152,7 +144,7 @@ unmount_dsfs "$MNT"
 say "after a change in SOURCE, the first listing stats every name again"
 mount_dsfs "$SRC" "$MNT" -o "sampler=torch-random,seed=3,layout=imagefolder,dataset=ds"
 pid=${DSFS_PID[$MNT]}
-wait_warmed
+wait_warmed "$files" 10
 head -c 1000 /dev/urandom >>"$SRC/ds/class001/img00003.jpg"
 chmod 600 "$SRC/ds/class002/img00004.jpg"
 "$MKTREE" --file "$SRC/ds/.new" 3000 11
@@ -165,7 +157,7 @@ unmount_dsfs "$MNT"
 say "a data set reached through a symlink inside SOURCE is warmed as well"
 ln -s ds "$SRC/dslink"
 mount_dsfs "$SRC" "$MNT" -o "sampler=torch-random,seed=3,layout=imagefolder,dataset=dslink"
-wait_warmed
+wait_warmed "$files" 10
 ((warmed == files)) || fail "warmed $warmed of the plan's $files files through dataset=dslink"
 (cd "$SRC/ds" && find . -type f) | while read -r f; do
 	cmp -s "$SRC/ds/$f" "$MNT/dslink/$f" || fail "dslink/$f differs from the backing file"
