@@ -197,7 +197,7 @@ wait "$wpid" || rc=$?
 ((rc == 0)) || fail "dsfs-stats --watch exited $rc on SIGINT: $(cat "$WORK/watch.err")"
 (($(wc -l <"$WORK/watch") >= 3)) || fail "fewer than two updates in 30 s: $(cat "$WORK/watch")"
 head -1 "$WORK/watch" | grep "reads/s" >/dev/null || fail "no header: $(cat "$WORK/watch")"
-tail -n +2 "$WORK/watch" | grep -Evq '^[0-9]{2}:[0-9]{2}:[0-9]{2}( +[-0-9.]+){7} +[0-9]+ +[0-9]+/[0-9]+$' &&
+tail -n +2 "$WORK/watch" | grep -Ev '^[0-9]{2}:[0-9]{2}:[0-9]{2}( +[-0-9.]+){7} +[0-9]+ +[0-9]+/[0-9]+$' >/dev/null &&
 	fail "malformed update lines: $(cat "$WORK/watch")"
 
 say "no argument: a line per dsfs mount"
