@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Inode table (see inodes.h).  Sharded chained hash on (dev, ino); lookups
- * and reference changes take one shard mutex for O(1) work.  No FUSE headers
- * here, so unit tests link this file directly.
+ * and reference changes take one shard mutex for O(1) work.  Each shard
+ * allocates its inodes (each with its first name) and their other names
+ * from its own slab (lib/slab.h): on a listed 1,000,000-file tree of
+ * 23-character names, 128 bytes an inode where a malloc'd inode and name
+ * took 176.  No FUSE headers here, so unit tests link this file directly.
  */
 #include "config.h"
 
@@ -14,6 +17,7 @@
 
 #include "cache.h"
 #include "inodes.h"
+#include "slab.h"
 
 #define INODE_SHARDS 64
 #define FUSE_ROOT_NODEID 1
@@ -23,6 +27,7 @@ struct ishard {
 	struct dsfs_inode **buckets;	/* protected by lock */
 	size_t nbuckets;		/* power of two, protected by lock */
 	size_t count;			/* protected by lock */
+	struct dsfs_slab slab;		/* its inodes and names; own lock */
 };
 
 struct dsfs_inodes {
@@ -47,18 +52,37 @@ static size_t bucket_of(const struct ishard *s, uint64_t h)
 	return (h / INODE_SHARDS) & (s->nbuckets - 1);
 }
 
-static struct dsfs_name *name_alloc(struct dsfs_inode *parent,
-				   const char *name)
+static size_t name_size(const char *name)
 {
-	size_t len = strlen(name) + 1;
-	struct dsfs_name *w = malloc(sizeof(*w) + len);
+	return sizeof(struct dsfs_name) + strlen(name) + 1;
+}
 
-	if (!w)
-		return NULL;
+static struct dsfs_name *name_init(struct dsfs_name *w,
+				   struct dsfs_inode *parent, const char *name)
+{
 	w->older = NULL;
 	w->parent = parent;
-	memcpy(w->name, name, len);
+	strcpy(w->name, name);
 	return w;
+}
+
+static struct dsfs_name *name_alloc(struct ishard *s, struct dsfs_inode *parent,
+				   const char *name)
+{
+	struct dsfs_name *w = dsfs_slab_alloc(&s->slab, name_size(name));
+
+	return w ? name_init(w, parent, name) : NULL;
+}
+
+/* The name an inode was first found under, allocated with it. */
+static struct dsfs_name *first_name(const struct dsfs_inode *in)
+{
+	return (struct dsfs_name *)(uintptr_t)(in + 1);
+}
+
+static size_t inode_size(const struct dsfs_inode *in)
+{
+	return sizeof(*in) + name_size(first_name(in)->name);
 }
 
 static const struct dsfs_name *where(const struct dsfs_inode *in)
@@ -66,53 +90,63 @@ static const struct dsfs_name *where(const struct dsfs_inode *in)
 	return __atomic_load_n(&in->where, __ATOMIC_ACQUIRE);
 }
 
-static struct dsfs_inode *inode_alloc(struct dsfs_inode *parent,
+static struct dsfs_inode *inode_alloc(struct ishard *s,
+				      struct dsfs_inode *parent,
 				      const char *name, const struct stat *st,
 				      uint64_t gen)
 {
-	struct dsfs_inode *in = malloc(sizeof(*in));
+	struct dsfs_inode *in = dsfs_slab_alloc(&s->slab, sizeof(*in) +
+						name_size(name));
 
 	if (!in)
 		return NULL;
-	in->where = name_alloc(parent, name);
-	if (!in->where) {
-		free(in);
-		return NULL;
-	}
+	in->where = name_init(first_name(in), parent, name);
 	in->hnext = NULL;
 	in->refs = 1;
 	in->dev = st->st_dev;
 	in->ino = st->st_ino;
 	in->gen = gen;
-	in->type = st->st_mode & S_IFMT;
+	in->type = (uint16_t)(st->st_mode & S_IFMT);
 	in->size = (uint64_t)st->st_size;
 	in->ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000u +
 		       (uint64_t)st->st_ctim.tv_nsec;
-	in->ra_next = in->ra_window = 0;
 	in->plan_when = DSFS_CACHE_KEEP; /* no news from the plan yet */
 	in->report_seq = 0;
+	in->more = NULL;
 	in->lookup_state = DSFS_LOOKUP_NONE;
-	in->reported_open = 0;
 	return in;
 }
 
-/* Frees in and its names.  With t, drops the references of its names but
- * the front one on their parents, and returns the front one's parent for
- * the caller to drop; without (the whole table goes), drops none. */
-static struct dsfs_inode *inode_free(struct dsfs_inodes *t,
+/* Frees in, from shard s, and its names, dropping the references of all
+ * but the front one on their parents; returns the front one's parent for
+ * the caller to drop. */
+static struct dsfs_inode *inode_free(struct dsfs_inodes *t, struct ishard *s,
 				     struct dsfs_inode *in)
 {
-	struct dsfs_name *w = in->where, *older = w->older;
+	struct dsfs_name *w = in->where, *older;
 	struct dsfs_inode *parent = w->parent;
+	bool front = true;
 
-	free(w);
-	for (; (w = older); free(w)) {
+	for (; w; w = older, front = false) {
 		older = w->older;
-		if (t) /* only inodes found under several names */
+		if (!front) /* only inodes found under several names */
 			dsfs_inodes_unref(t, w->parent, 1);
+		if (w != first_name(in))
+			dsfs_slab_free(&s->slab, w, name_size(w->name));
 	}
-	free(in);
+	free(in->more);
+	dsfs_slab_free(&s->slab, in, inode_size(in));
 	return parent;
+}
+
+/* References saturate at REFS_PINNED: an inode that reached it (4 billion
+ * lookups without a FORGET) is never freed.  Shard lock held. */
+#define REFS_PINNED UINT32_MAX
+
+static void refs_add(struct dsfs_inode *in, uint64_t n)
+{
+	in->refs = n >= REFS_PINNED - in->refs ? REFS_PINNED
+					       : in->refs + (uint32_t)n;
 }
 
 struct dsfs_inodes *dsfs_inodes_new(const struct stat *root_st,
@@ -125,6 +159,9 @@ struct dsfs_inodes *dsfs_inodes_new(const struct stat *root_st,
 		return NULL;
 	for (i = 0; i < INODE_SHARDS; i++) {
 		pthread_mutex_init(&t->shards[i].lock, NULL);
+		dsfs_slab_init(&t->shards[i].slab);
+	}
+	for (i = 0; i < INODE_SHARDS; i++) {
 		t->shards[i].nbuckets = 16;
 		t->shards[i].buckets = calloc(16, sizeof(struct dsfs_inode *));
 		if (!t->shards[i].buckets)
@@ -132,7 +169,7 @@ struct dsfs_inodes *dsfs_inodes_new(const struct stat *root_st,
 	}
 	/* The root lives outside the table: no child lookup can return it
 	 * by identity, which keeps SOURCE's parent links acyclic. */
-	t->root = inode_alloc(NULL, "", root_st, root_gen);
+	t->root = inode_alloc(&t->shards[0], NULL, "", root_st, root_gen);
 	if (!t->root)
 		goto fail;
 	return t;
@@ -141,29 +178,18 @@ fail:
 	return NULL;
 }
 
+/* Every inode and name goes with its shard's slab. */
 void dsfs_inodes_free(struct dsfs_inodes *t)
 {
 	unsigned i;
-	size_t b;
 
 	if (!t)
 		return;
 	for (i = 0; i < INODE_SHARDS; i++) {
-		struct ishard *s = &t->shards[i];
-
-		for (b = 0; s->buckets && b < s->nbuckets; b++) {
-			struct dsfs_inode *in = s->buckets[b], *n;
-
-			for (; in; in = n) {
-				n = in->hnext;
-				inode_free(NULL, in);
-			}
-		}
-		free(s->buckets);
-		pthread_mutex_destroy(&s->lock);
+		free(t->shards[i].buckets);
+		dsfs_slab_destroy(&t->shards[i].slab);
+		pthread_mutex_destroy(&t->shards[i].lock);
 	}
-	if (t->root)
-		inode_free(NULL, t->root);
 	free(t);
 }
 
@@ -227,7 +253,7 @@ void dsfs_inodes_ref(struct dsfs_inodes *t, struct dsfs_inode *in, uint64_t n)
 		return; /* never freed; its count is not tracked */
 	s = shard_of(t, id_hash(in->dev, in->ino));
 	pthread_mutex_lock(&s->lock);
-	in->refs += n;
+	refs_add(in, n);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -238,8 +264,9 @@ void dsfs_inodes_ref(struct dsfs_inodes *t, struct dsfs_inode *in, uint64_t n)
  * holding an older one still builds a path.  false: out of memory.
  * Called with in's shard lock held.
  */
-static bool name_front_locked(struct dsfs_inode *in, struct dsfs_inode *parent,
-			      const char *name, bool *named)
+static bool name_front_locked(struct ishard *s, struct dsfs_inode *in,
+			      struct dsfs_inode *parent, const char *name,
+			      bool *named)
 {
 	struct dsfs_name *front = in->where, **pp, *w;
 
@@ -253,7 +280,7 @@ static bool name_front_locked(struct dsfs_inode *in, struct dsfs_inode *parent,
 		}
 	}
 	if (!w) {
-		w = name_alloc(parent, name);
+		w = name_alloc(s, parent, name);
 		if (!w)
 			return false;
 		*named = true;
@@ -278,11 +305,11 @@ struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
 	pthread_mutex_lock(&s->lock);
 	in = find_locked(s, h, st->st_dev, st->st_ino, gen);
 	if (in) {
-		if (!name_front_locked(in, parent, name, &named)) {
+		if (!name_front_locked(s, in, parent, name, &named)) {
 			pthread_mutex_unlock(&s->lock);
 			return NULL;
 		}
-		in->refs++;
+		refs_add(in, 1);
 		pthread_mutex_unlock(&s->lock);
 		/* As below: the kernel holds parent throughout. */
 		if (named)
@@ -291,15 +318,15 @@ struct dsfs_inode *dsfs_inodes_ref_child(struct dsfs_inodes *t,
 	}
 	pthread_mutex_unlock(&s->lock);
 
-	fresh = inode_alloc(parent, name, st, gen);
+	fresh = inode_alloc(s, parent, name, st, gen);
 	if (!fresh)
 		return NULL;
 	pthread_mutex_lock(&s->lock);
 	in = find_locked(s, h, st->st_dev, st->st_ino, gen);
 	if (in) { /* lost a race with another lookup of the same file */
-		in->refs++;
+		refs_add(in, 1);
 		pthread_mutex_unlock(&s->lock);
-		inode_free(NULL, fresh);
+		inode_free(t, s, fresh);
 		return in;
 	}
 	fresh->hnext = s->buckets[bucket_of(s, h)];
@@ -322,7 +349,8 @@ void dsfs_inodes_unref(struct dsfs_inodes *t, struct dsfs_inode *in,
 		struct dsfs_inode **pp, *parent;
 
 		pthread_mutex_lock(&s->lock);
-		in->refs = in->refs > n ? in->refs - n : 0;
+		if (in->refs != REFS_PINNED)
+			in->refs = in->refs > n ? in->refs - (uint32_t)n : 0;
 		if (in->refs) {
 			pthread_mutex_unlock(&s->lock);
 			return;
@@ -333,7 +361,7 @@ void dsfs_inodes_unref(struct dsfs_inodes *t, struct dsfs_inode *in,
 		*pp = in->hnext;
 		s->count--;
 		pthread_mutex_unlock(&s->lock);
-		parent = inode_free(t, in);
+		parent = inode_free(t, s, in);
 		in = parent; /* drop the child's reference on its parent */
 		n = 1;
 	}
@@ -388,7 +416,7 @@ static struct dsfs_inode *find_live(struct dsfs_inodes *t, uint64_t dev,
 	pthread_mutex_lock(&s->lock);
 	in = find_locked(s, h, dev, ino, gen);
 	if (in)
-		in->refs += refs;
+		refs_add(in, refs);
 	pthread_mutex_unlock(&s->lock);
 	return in;
 }
@@ -404,7 +432,7 @@ int dsfs_inodes_renamed(struct dsfs_inodes *t, uint64_t dev, uint64_t ino,
 
 	pthread_mutex_lock(&s->lock);
 	in = find_locked(s, h, dev, ino, gen);
-	ok = !in || name_front_locked(in, parent, name, &named);
+	ok = !in || name_front_locked(s, in, parent, name, &named);
 	pthread_mutex_unlock(&s->lock);
 	if (!in)
 		return -ENOENT;
@@ -480,6 +508,25 @@ bool dsfs_inodes_held(struct dsfs_inodes *t, const struct dsfs_inode *parent,
 	}
 	pthread_mutex_unlock(&s->lock);
 	return in != NULL;
+}
+
+struct dsfs_inode_more *dsfs_inodes_more(struct dsfs_inode *in)
+{
+	struct dsfs_inode_more *m = __atomic_load_n(&in->more,
+						    __ATOMIC_ACQUIRE), *fresh;
+
+	if (m)
+		return m;
+	fresh = calloc(1, sizeof(*fresh));
+	if (!fresh)
+		return NULL;
+	/* Release: the zeroed fields before the pointer; a loser frees its
+	 * own and takes the winner's (acquire). */
+	if (__atomic_compare_exchange_n(&in->more, &m, fresh, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return fresh;
+	free(fresh);
+	return m;
 }
 
 uint64_t dsfs_inodes_count(struct dsfs_inodes *t)

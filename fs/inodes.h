@@ -32,38 +32,53 @@
 struct dsfs_inodes;
 struct dsfs_inode;
 
-/* One name an inode was found under.  Immutable once published. */
+/* One name an inode was found under.  Immutable once published.  An
+ * inode's first name is allocated with it, right after it (inodes.c). */
 struct dsfs_name {
 	struct dsfs_name *older;	/* protected by the shard lock */
 	struct dsfs_inode *parent;	/* NULL for the root; holds a ref */
 	char name[];			/* "" for the root */
 };
 
+/* 88 bytes, and its first name (16 bytes and the name's, 8-byte aligned):
+ * an inode per file the kernel holds, a million after a loader lists a
+ * million-file tree, so what only some files need is allocated apart. */
 struct dsfs_inode {
 	struct dsfs_inode *hnext;	/* protected by the shard lock */
-	uint64_t refs;			/* protected by the shard lock */
 	struct dsfs_name *where;	/* the latest name; atomic (release
 					   by lookups, acquire by readers) */
 	uint64_t dev, ino, gen;		/* backing identity (gen: see
 					   lib/ident.h) */
-	mode_t type;			/* S_IFMT bits */
 	/* Relaxed atomics, written by lookup/getattr and the read path; a
 	 * stale value only delays a heuristic or shortens a read to the size
 	 * the kernel was last told. */
 	uint64_t size;			/* st_size last reported */
 	uint64_t ctime_ns;		/* st_ctim last seen: changes on any
 					   write, truncate or rename */
-	uint64_t ra_next, ra_window;	/* sequential read-ahead state */
 	uint64_t plan_when;		/* plan time of the file's next read
 					   after the latest one reported
 					   (DSFS_CACHE_KEEP: none reported) */
 	uint64_t report_seq;		/* the scheduler's number of the
 					   latest report of an open of this
 					   file, + 1 (0: none) */
+	struct dsfs_inode_more *more;	/* atomic; NULL until needed
+					   (dsfs_inodes_more) */
+	uint32_t refs;			/* protected by the shard lock;
+					   saturates (then never freed) */
+	uint16_t type;			/* S_IFMT bits; immutable */
+	uint8_t lookup_state;		/* enum dsfs_lookup_state */
+};
+
+/* What few files need: allocated at its first use, freed with the inode.
+ * Relaxed atomics, as the inode's hints above. */
+struct dsfs_inode_more {
+	uint64_t ra_next;		/* sequential read-ahead (a file above
+					   whole_file_max): where the last
+					   read ended */
+	uint64_t ra_window;		/* and its window, bytes */
 	uint64_t reported_open;		/* with -o direct_io: the open (its
 					   file handle) whose read from
 					   offset 0 was reported last */
-	uint32_t lookup_state;		/* enum dsfs_lookup_state */
 };
 
 /*
@@ -157,6 +172,10 @@ struct dsfs_inode *dsfs_inodes_find_ref(struct dsfs_inodes *t, uint64_t dev,
 bool dsfs_inodes_held(struct dsfs_inodes *t, const struct dsfs_inode *parent,
 		      const char *name, uint64_t dev, uint64_t ino,
 		      uint64_t *gen);
+
+/* in's struct dsfs_inode_more, allocated (zeroed) at the first call;
+ * NULL when out of memory.  Any thread, no lock. */
+struct dsfs_inode_more *dsfs_inodes_more(struct dsfs_inode *in);
 
 /* Number of live inodes, root included; for tests and stats. */
 uint64_t dsfs_inodes_count(struct dsfs_inodes *t);

@@ -198,8 +198,9 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct dsfs_fs *fs = dsfs_req_fs(req);
 	struct dsfs_inode *dir = dsfs_req_inode(req, parent), *in;
-	uint32_t replied = DSFS_LOOKUP_REPLIED,
-		 reporting = DSFS_LOOKUP_REPORTING, pid;
+	uint8_t replied = DSFS_LOOKUP_REPLIED,
+		reporting = DSFS_LOOKUP_REPORTING;
+	uint32_t pid;
 	struct fuse_entry_param e;
 	char path[PATH_MAX];
 	struct stat st;

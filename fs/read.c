@@ -150,10 +150,12 @@ static uint64_t plan_when(const struct dsfs_inode *in)
 static void report_open(struct dsfs_fs *fs, fuse_req_t req,
 			struct dsfs_inode *in, const struct fuse_file_info *fi)
 {
-	uint32_t was;
+	struct dsfs_inode_more *m;
+	uint8_t was;
 
-	if (fi->fh && __atomic_exchange_n(&in->reported_open, fi->fh,
-					  __ATOMIC_RELAXED) == fi->fh)
+	if (fi->fh && (m = dsfs_inodes_more(in)) &&
+	    __atomic_exchange_n(&m->reported_open, fi->fh,
+				__ATOMIC_RELAXED) == fi->fh)
 		return;
 	was = __atomic_exchange_n(&in->lookup_state, DSFS_LOOKUP_NONE,
 				  __ATOMIC_SEQ_CST);
@@ -193,9 +195,8 @@ static void heuristics(struct dsfs_fs *fs, struct dsfs_inode *in,
 {
 	/* the last chunk this read touched */
 	uint64_t cur = end > off ? (end - 1) >> DSFS_CHUNK_SHIFT : off >> DSFS_CHUNK_SHIFT;
-	uint64_t next = __atomic_load_n(&in->ra_next, __ATOMIC_RELAXED);
-	uint64_t win = __atomic_load_n(&in->ra_window, __ATOMIC_RELAXED);
-	uint64_t c, last;
+	struct dsfs_inode_more *m;
+	uint64_t next, win, c, last;
 
 	if (size <= fs->opts.whole_file_max) {
 		/* Once, on the read that found the file absent; the chunks this
@@ -207,6 +208,11 @@ static void heuristics(struct dsfs_fs *fs, struct dsfs_inode *in,
 				prefetch_chunk(fs, in, size, c);
 		return;
 	}
+	m = dsfs_inodes_more(in);
+	if (!m)
+		return; /* no read-ahead without memory for its state */
+	next = __atomic_load_n(&m->ra_next, __ATOMIC_RELAXED);
+	win = __atomic_load_n(&m->ra_window, __ATOMIC_RELAXED);
 	/* Sequential: starts where the last read ended, or inside the window
 	 * the kernel's own read-ahead may have jumped into. */
 	if (off >= next && off <= next + win + DSFS_CHUNK_SIZE && next)
@@ -215,8 +221,8 @@ static void heuristics(struct dsfs_fs *fs, struct dsfs_inode *in,
 		win = 0;
 	if (win > fs->opts.readahead_max)
 		win = fs->opts.readahead_max;
-	__atomic_store_n(&in->ra_next, end, __ATOMIC_RELAXED);
-	__atomic_store_n(&in->ra_window, win, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->ra_next, end, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->ra_window, win, __ATOMIC_RELAXED);
 	if (!win)
 		return;
 	last = (end + win - 1) >> DSFS_CHUNK_SHIFT;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* unit-inodes: inode identity, paths, references and freeing. */
+/* unit-inodes: inode identity, paths, references (saturating) and freeing,
+ * the state allocated apart. */
 #include "config.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -85,6 +87,34 @@ static void test_paths_and_refs(void)
 	CHECK(dsfs_inodes_count(t) == 1);
 	dsfs_inodes_unref(t, root, 5); /* the root is never freed */
 	CHECK(path_is(root, "."));
+	dsfs_inodes_free(t);
+}
+
+/* More references than 32 bits count pin an inode for good: no FORGET
+ * frees it.  Its state apart is one, zeroed, and goes with it. */
+static void test_pinned_and_more(void)
+{
+	struct stat rst = st_of(1, S_IFDIR), ast = st_of(2, S_IFREG),
+		    bst = st_of(3, S_IFREG);
+	struct dsfs_inodes *t = dsfs_inodes_new(&rst, 5);
+	struct dsfs_inode *root = dsfs_inodes_get(t, 1), *a, *b;
+	struct dsfs_inode_more *m;
+
+	a = dsfs_inodes_ref_child(t, root, "a", &ast, 5);
+	b = dsfs_inodes_ref_child(t, root, "b", &bst, 5);
+	dsfs_inodes_ref(t, a, (1ull << 32) + 5);
+	dsfs_inodes_unref(t, a, (1ull << 32) + 6);
+	dsfs_inodes_unref(t, a, UINT64_MAX);
+	CHECK(dsfs_inodes_find_ref(t, 7, 2, 5) == a && path_is(a, "a"));
+	/* just below the limit: still counted, and freed */
+	dsfs_inodes_ref(t, b, UINT32_MAX - 2);
+	dsfs_inodes_unref(t, b, UINT32_MAX - 2);
+	CHECK(dsfs_inodes_find_ref(t, 7, 3, 5) == b);
+	m = dsfs_inodes_more(b);
+	CHECK(m && m == dsfs_inodes_more(b));
+	CHECK(m && !m->ra_next && !m->ra_window && !m->reported_open);
+	dsfs_inodes_unref(t, b, 2);
+	CHECK(dsfs_inodes_count(t) == 2); /* root and the pinned a */
 	dsfs_inodes_free(t);
 }
 
@@ -222,6 +252,7 @@ static void test_rename_race(void)
 int main(void)
 {
 	test_paths_and_refs();
+	test_pinned_and_more();
 	test_held();
 	test_concurrent();
 	test_rename_race();
