@@ -18,10 +18,11 @@
  *
  * A READDIRPLUS of the plan's data set takes each name's stat from the
  * mount's warm-up where nothing changed since it was made (warm.c), and
- * makes the calls itself only for the rest.
+ * makes the calls itself only for the rest; each name it lists takes its
+ * record, used or not, so that their memory goes back once listed.
  *
  * Threads: FUSE workers; no shared state beyond the inode table and the
- * warm-up's records (read only).
+ * warm-up's records (warm.c's lock).
  */
 #include "config.h"
 
@@ -84,7 +85,7 @@ static bool is_dot(const char *name)
 struct plus_ctx {
 	bool settled;
 	uint64_t mark;
-	const struct dsfs_warm *warm;	/* NULL: stat each name */
+	struct dsfs_warm *warm;		/* NULL: stat each name */
 	size_t len;			/* of path's directory part */
 	char path[PATH_MAX];
 };
@@ -101,8 +102,8 @@ static int stat_entry(struct plus_ctx *c, int dirfd, const struct dent64 *d,
 
 	if (c->warm && c->len + n < sizeof(c->path)) {
 		memcpy(c->path + c->len, d->d_name, n + 1);
-		if (dsfs_warm_entry(c->warm, c->path, d->d_ino, c->mark, st,
-				    gen))
+		if (dsfs_warm_entry(c->warm, c->path, d->d_ino, c->settled,
+				    c->mark, st, gen))
 			return 0;
 	}
 	if (fstatat(dirfd, d->d_name, st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -198,8 +199,8 @@ static void plus_start(struct dsfs_fs *fs, const struct dsfs_inode *dir,
 		       struct plus_ctx *c)
 {
 	c->settled = dsfs_fresh_settled_at(fs, dir->dev, &c->mark);
-	c->warm = c->settled ? __atomic_load_n(&fs->warm, __ATOMIC_ACQUIRE)
-			     : NULL;
+	/* Unsettled, the records are still taken (and given back). */
+	c->warm = __atomic_load_n(&fs->warm, __ATOMIC_ACQUIRE);
 	if (!c->warm)
 		return;
 	if (dsfs_inodes_path(dir, c->path, sizeof(c->path) - 1)) {

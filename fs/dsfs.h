@@ -153,11 +153,12 @@ int dsfs_warm_start(struct dsfs_fs *fs, struct dsfs_warm **out);
 void dsfs_warm_stop(struct dsfs_warm *w);
 /* The stat and generation the warm-up saw for the file at path (relative
  * to SOURCE), if it was inode ino of SOURCE's filesystem and nothing there
- * changed since: mark is what dsfs_fresh_settled_at() gave before the
- * listing read the name.  true and *st, *gen; false: stat it.  Any
- * thread between start and stop; O(1) expected, no system call. */
-bool dsfs_warm_entry(const struct dsfs_warm *w, const char *path,
-		     uint64_t ino, uint64_t mark, struct stat *st,
+ * changed since: settled and mark are what dsfs_fresh_settled_at() gave
+ * before the listing read the name.  true and *st, *gen; false: stat it.
+ * Either way the record is taken: the next listing of the name stats it.
+ * Any thread between start and stop; O(1) expected, no system call. */
+bool dsfs_warm_entry(struct dsfs_warm *w, const char *path, uint64_t ino,
+		     bool settled, uint64_t mark, struct stat *st,
 		     uint64_t *gen);
 
 /* readahead.c: raise the kernel's read-ahead window for the mount to the

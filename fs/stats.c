@@ -76,6 +76,7 @@ static void put_counters(struct doc *d, const struct dsfs_counters *c)
 	put_u64(d, "push_bytes", dsfs_counter_get(&c->push_bytes));
 	put_u64(d, "push_skipped", dsfs_counter_get(&c->push_skipped));
 	put_u64(d, "warmed", dsfs_counter_get(&c->warmed));
+	put_u64(d, "warm_bytes", dsfs_counter_get(&c->warm_bytes));
 }
 
 /* Each local rank's place: one JSON array of objects on one line. */

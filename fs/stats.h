@@ -36,6 +36,8 @@ struct dsfs_counters {
 	uint64_t push_skipped;	/* chunks not pushed: no kernel inode,
 				   evicted, changed, or the queue full */
 	uint64_t warmed;	/* the plan's files stat'ed ahead (warm.c) */
+	uint64_t warm_bytes;	/* not a count: memory of the warm-up's
+				   records not yet given back (warm.c) */
 };
 
 static inline void dsfs_count(uint64_t *counter, uint64_t n)

@@ -29,7 +29,13 @@
  * (dsfs_fresh_settled_at): then the name still leads to that inode and its
  * attributes are those the stat saw.  Any change anywhere on that
  * filesystem, or no watch at all, and the listing stats every name itself.
- * Records live until unmount.  On 50,000 files, listed by one thread once
+ * A record serves one listing: the first to reach its name takes it,
+ * usable or not (a later listing stats the name itself), and the memory
+ * of every RECS_PART samples' records goes back to the system once all of
+ * them are taken or known never to be made: a loader's first listing of
+ * the data set leaves none (dsfs-stats's warm_bytes), and the inodes that
+ * listing gives the kernel and the daemon take their place instead of
+ * adding to them.  On 50,000 files, listed by one thread once
  * the warm-up was done: 0.27 and 0.29 s instead of 0.50 s; in a cold run of
  * one reader thread that lists right after a drop of the page cache, the
  * warm-up under way (5 pairs, in turns): the listing 0.55 to 0.61 s instead
@@ -38,17 +44,22 @@
  *
  * Threads: WARM_THREADS of a dsfs_layout_scan ("dsfs-warm"), started
  * after the scheduler and joined before the layout is freed; they write
- * the `warmed` counter and each its own samples' records, published by a
- * release store of the record's mark.  dsfs_warm_entry runs on FUSE
- * workers, between start and stop.
+ * the `warmed` counter and each its own samples' records, each published
+ * by a release compare-and-swap of its state.  dsfs_warm_entry runs on
+ * FUSE workers, between start and stop, and takes a record by swapping
+ * its state.  Both give a record up under the warm-up's mutex, which
+ * protects the parts' counts and their release.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dsfs.h"
 #include "ident.h"
@@ -65,11 +76,18 @@
  * a tenth of what target 5 of the benchmark allows a 1,000,000-file tree
  * beyond the cache. */
 #define WARM_RECS_MAX (1u << 18)
+/* Records given back to the system together: 208 KiB, 52 whole pages of
+ * 4 KiB. */
+#define RECS_PART 2048u
+
+/* A record's state: none yet, made (dsfs_fresh_mark() + 1), or taken. */
+#define REC_NONE 0
+#define REC_TAKEN UINT64_MAX
 
 /* What a listing needs of a stat, and when it was true. */
 struct warm_rec {
-	uint64_t mark;	/* 0: none; else dsfs_fresh_mark() + 1, stored last
-			   (release) */
+	uint64_t mark;	/* the state; made by a release compare-and-swap
+			   from REC_NONE once the fields are written */
 	uint64_t ino, gen, size, blocks;
 	int64_t atime, mtime, ctime;
 	uint32_t atime_ns, mtime_ns, ctime_ns;
@@ -79,8 +97,15 @@ struct warm_rec {
 struct dsfs_warm {
 	struct dsfs_layout_scan scan;
 	struct dsfs_fs *fs;
-	struct warm_rec *rec;	/* one per sample below nrec, or NULL */
+	struct warm_rec *rec;	/* one per sample below nrec (mmap), or
+				   NULL */
 	uint64_t nrec;
+	size_t rec_len;		/* of the mapping */
+	size_t page;		/* the system's page size */
+	pthread_mutex_t lock;
+	uint32_t *left;		/* per part: records neither taken nor
+				   given up; 0: the part's pages given back.
+				   Protected by lock */
 };
 
 static void rec_fill(struct warm_rec *r, const struct stat *st, uint64_t gen)
@@ -124,6 +149,43 @@ static void rec_stat(const struct warm_rec *r, uint64_t dev, struct stat *st)
 	st->st_blksize = r->blksize;
 }
 
+/* The bytes of part p's records. */
+static size_t part_len(const struct dsfs_warm *w, uint64_t p)
+{
+	size_t off = (size_t)p * RECS_PART * sizeof(*w->rec);
+
+	return w->rec_len - off < RECS_PART * sizeof(*w->rec) ?
+		       w->rec_len - off : RECS_PART * sizeof(*w->rec);
+}
+
+/*
+ * One more record of part p taken or given up: the last gives the part's
+ * pages back.  Only pages of this part alone: a page it shares with
+ * another part (pages larger than 4 KiB) stays, since a warm-up thread
+ * may be writing a record there.  Lock held.
+ */
+static void part_done_locked(struct dsfs_warm *w, uint64_t p)
+{
+	size_t off = (size_t)p * RECS_PART * sizeof(*w->rec);
+	size_t end = off + part_len(w, p), lo, hi;
+
+	if (--w->left[p])
+		return;
+	dsfs_count(&w->fs->counters.warm_bytes, -(uint64_t)part_len(w, p));
+	lo = (off + w->page - 1) & ~(w->page - 1);
+	hi = end < w->rec_len ? end & ~(w->page - 1) : w->rec_len;
+	if (hi > lo) /* gone from memory: read as zeros if touched again */
+		madvise((char *)w->rec + lo, hi - lo, MADV_DONTNEED);
+}
+
+/* Record i will not be made, or was taken before it was: given up. */
+static void rec_done(struct dsfs_warm *w, uint64_t i)
+{
+	pthread_mutex_lock(&w->lock);
+	part_done_locked(w, i / RECS_PART);
+	pthread_mutex_unlock(&w->lock);
+}
+
 /* A name gone or out of reach is not counted: the listing says so.  The
  * mark is taken before the stat: a change after it shows in a later one. */
 static void warm_visit(void *arg, uint64_t i, int dfd, const char *name)
@@ -132,36 +194,104 @@ static void warm_visit(void *arg, uint64_t i, int dfd, const char *name)
 	struct dsfs_fs *fs = w->fs;
 	uint64_t mark;
 	bool marked = i < w->nrec && dsfs_fresh_mark(fs, fs->root_dev, &mark);
+	uint64_t none = REC_NONE;
 	struct stat st;
 
-	if (dfd < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+	if (dfd < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (i < w->nrec)
+			rec_done(w, i);
 		return;
+	}
 	dsfs_count(&fs->counters.warmed, 1);
-	if (!marked || (uint64_t)st.st_dev != fs->root_dev)
+	if (i >= w->nrec)
 		return;
+	if (!marked || (uint64_t)st.st_dev != fs->root_dev) {
+		rec_done(w, i);
+		return;
+	}
 	rec_fill(&w->rec[i], &st, dsfs_ident_gen(dfd, name));
-	/* Release: the fields above before the mark that makes them read. */
-	__atomic_store_n(&w->rec[i].mark, mark + 1, __ATOMIC_RELEASE);
+	/* Release: the fields above before the state that makes them read.
+	 * A listing that reached the name first took the state: the record
+	 * is given up. */
+	if (!__atomic_compare_exchange_n(&w->rec[i].mark, &none, mark + 1,
+					 false, __ATOMIC_RELEASE,
+					 __ATOMIC_RELAXED))
+		rec_done(w, i);
 }
 
-bool dsfs_warm_entry(const struct dsfs_warm *w, const char *path,
-		     uint64_t ino, uint64_t mark, struct stat *st,
+bool dsfs_warm_entry(struct dsfs_warm *w, const char *path, uint64_t ino,
+		     bool settled, uint64_t mark, struct stat *st,
 		     uint64_t *gen)
 {
-	const struct warm_rec *r;
-	uint64_t i;
+	struct warm_rec *r;
+	uint64_t i, state;
+	bool ok = false;
 
-	if (dsfs_layout_lookup_in(w->scan.layout, w->scan.dir, path, &i) ||
+	if (!w->nrec ||
+	    dsfs_layout_lookup_in(w->scan.layout, w->scan.dir, path, &i) ||
 	    i >= w->nrec)
 		return false;
-	r = &w->rec[i];
-	/* Acquire: pairs with warm_visit's release of the fields. */
-	if (__atomic_load_n(&r->mark, __ATOMIC_ACQUIRE) != mark + 1 ||
-	    r->ino != ino)
-		return false;
-	rec_stat(r, w->fs->root_dev, st);
-	*gen = r->gen;
-	return true;
+	pthread_mutex_lock(&w->lock);
+	if (w->left[i / RECS_PART]) {
+		r = &w->rec[i];
+		/* Acquire: pairs with warm_visit's release of the fields. */
+		state = __atomic_exchange_n(&r->mark, REC_TAKEN,
+					    __ATOMIC_ACQUIRE);
+		if (state != REC_NONE && state != REC_TAKEN) {
+			ok = settled && state == mark + 1 && r->ino == ino;
+			if (ok) {
+				rec_stat(r, w->fs->root_dev, st);
+				*gen = r->gen;
+			}
+			part_done_locked(w, i / RECS_PART);
+		}
+		/* REC_NONE: not made yet; warm_visit gives it up */
+	}
+	pthread_mutex_unlock(&w->lock);
+	return ok;
+}
+
+/* Records for the first nrec samples, in a mapping of their own (pages
+ * untouched cost nothing): 0, or -ENOMEM. */
+static int recs_alloc(struct dsfs_warm *w, uint64_t nrec)
+{
+	uint64_t p, parts = (nrec + RECS_PART - 1) / RECS_PART;
+	void *m;
+
+	w->rec_len = nrec * sizeof(*w->rec);
+	w->left = calloc(parts, sizeof(*w->left));
+	m = mmap(NULL, w->rec_len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!w->left || m == MAP_FAILED) {
+		free(w->left);
+		w->left = NULL;
+		if (m != MAP_FAILED)
+			munmap(m, w->rec_len);
+		return -ENOMEM;
+	}
+	w->rec = m;
+	w->nrec = nrec;
+	w->page = (size_t)sysconf(_SC_PAGESIZE);
+	for (p = 0; p < parts; p++)
+		w->left[p] = (uint32_t)(p + 1 < parts ? RECS_PART :
+					nrec - p * RECS_PART);
+	dsfs_count(&w->fs->counters.warm_bytes, w->rec_len);
+	return 0;
+}
+
+static void recs_free(struct dsfs_warm *w)
+{
+	uint64_t p, held = 0;
+
+	if (!w->nrec)
+		return;
+	for (p = 0; p * RECS_PART < w->nrec; p++)
+		if (w->left[p])
+			held += part_len(w, p);
+	dsfs_count(&w->fs->counters.warm_bytes, -held);
+	munmap(w->rec, w->rec_len);
+	free(w->left);
+	w->nrec = 0;
 }
 
 int dsfs_warm_start(struct dsfs_fs *fs, struct dsfs_warm **out)
@@ -173,11 +303,10 @@ int dsfs_warm_start(struct dsfs_fs *fs, struct dsfs_warm **out)
 	if (!w)
 		return -ENOMEM;
 	w->fs = fs;
-	w->nrec = n < WARM_RECS_MAX ? n : WARM_RECS_MAX;
+	pthread_mutex_init(&w->lock, NULL);
 	/* Without memory for the records, a warm-up only. */
-	w->rec = calloc(w->nrec, sizeof(*w->rec));
-	if (!w->rec)
-		w->nrec = 0;
+	if (n)
+		recs_alloc(w, n < WARM_RECS_MAX ? n : WARM_RECS_MAX);
 	w->scan.layout = fs->layout;
 	w->scan.root_fd = fs->root_fd;
 	w->scan.dir = fs->opts.plan.dataset;
@@ -185,7 +314,8 @@ int dsfs_warm_start(struct dsfs_fs *fs, struct dsfs_warm **out)
 	w->scan.visit = warm_visit;
 	w->scan.arg = w;
 	if (!dsfs_layout_scan_start(&w->scan, WARM_THREADS, "dsfs-warm")) {
-		free(w->rec);
+		recs_free(w);
+		pthread_mutex_destroy(&w->lock);
 		free(w);
 		return -EAGAIN;
 	}
@@ -198,6 +328,7 @@ void dsfs_warm_stop(struct dsfs_warm *w)
 	if (!w)
 		return;
 	dsfs_layout_scan_join(&w->scan, true);
-	free(w->rec);
+	recs_free(w);
+	pthread_mutex_destroy(&w->lock);
 	free(w);
 }

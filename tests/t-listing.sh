@@ -137,8 +137,15 @@ say "a first listing after the warm-up takes the names' stats from it"
 mount_dsfs "$SRC" "$MNT" -o "sampler=torch-random,seed=3,layout=imagefolder,dataset=ds"
 pid=${DSFS_PID[$MNT]}
 wait_warmed "$files" 10
+held=$(stat_of warm_bytes)
+((held > 0)) || fail "warm_bytes $held before the first listing: the warm-up kept no stats"
 n=$(stats_during attrs_same ds) || fail "the data set lists other attributes than the backing files from the warm-up's stats"
 ((n < files / 10)) || fail "$n stat and file-handle calls listing $files files the warm-up stat'ed"
+held=$(stat_of warm_bytes)
+((held == 0)) || fail "the warm-up's stats hold $held bytes after the first listing of every name"
+echo 2 >/proc/sys/vm/drop_caches # FORGET: the next listing asks SOURCE
+n=$(stats_during attrs_same ds) || fail "a second listing lists other attributes than the backing files"
+((n >= files)) || fail "only $n stat and file-handle calls in a second listing of $files files: a stat served twice"
 unmount_dsfs "$MNT"
 
 say "after a change in SOURCE, the first listing stats every name again"
@@ -151,8 +158,25 @@ chmod 600 "$SRC/ds/class002/img00004.jpg"
 mv "$SRC/ds/.new" "$SRC/ds/class003/img00005.jpg"
 n=$(stats_during attrs_same ds) || fail "the data set lists other attributes than the backing files after changes"
 ((n >= files)) || fail "only $n stat and file-handle calls listing $files files after a change in SOURCE"
+held=$(stat_of warm_bytes)
+((held == 0)) || fail "the warm-up's stats, unusable after a change, hold $held bytes once every name was listed"
 "$READCHECK" tree "$SRC/ds" "$MNT/ds" || fail "readcheck tree after changes to the warmed data set"
 unmount_dsfs "$MNT"
+
+say "on a data set of several thousand files, a listing of part of it gives part of the stats' memory back, of all of it all"
+make_imagefolder "$SRC/ds5" 5 1000 1 >/dev/null
+mount_dsfs "$SRC" "$MNT" -o "sampler=torch-random,seed=3,layout=imagefolder,dataset=ds5"
+wait_warmed 5000 20
+((warmed == 5000)) || fail "warmed $warmed of ds5's 5000 files"
+held0=$(stat_of warm_bytes)
+ls -l "$MNT/ds5/class000" "$MNT/ds5/class001" "$MNT/ds5/class002" "$MNT/ds5/class003" >/dev/null
+held=$(stat_of warm_bytes)
+((held > 0 && held < held0)) || fail "warm_bytes $held0, then $held after listing 4 of 5 classes"
+attrs_same ds5 || fail "ds5 lists other attributes than the backing files"
+held=$(stat_of warm_bytes)
+((held == 0)) || fail "warm_bytes $held after listing every class of ds5"
+unmount_dsfs "$MNT"
+rm -rf "$SRC/ds5"
 
 say "a data set reached through a symlink inside SOURCE is warmed as well"
 ln -s ds "$SRC/dslink"

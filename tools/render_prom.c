@@ -51,6 +51,8 @@ static const struct metric metrics[] = {
 	  "Fetched chunks not pushed (no kernel inode, evicted, changed)." },
 	{ "warmed", "dsfs_warmed_total", COUNTER,
 	  "The plan's files stat'ed ahead of a listing." },
+	{ "warm_bytes", "dsfs_warm_bytes", GAUGE,
+	  "Memory holding the warm-up's stats for a first listing." },
 	{ "prefetch_bytes", "dsfs_prefetch_bytes_total", COUNTER,
 	  "Bytes fetched ahead of any reader." },
 	{ "backing_read_bytes", "dsfs_backing_read_bytes_total", COUNTER,
