@@ -178,14 +178,22 @@ fail:
 	return NULL;
 }
 
-/* Every inode and name goes with its shard's slab. */
+/* Every inode and name goes with its shard's slab; only the state kept
+ * apart is freed inode by inode. */
 void dsfs_inodes_free(struct dsfs_inodes *t)
 {
+	struct dsfs_inode *in;
 	unsigned i;
+	size_t b;
 
 	if (!t)
 		return;
+	if (t->root)
+		free(t->root->more);
 	for (i = 0; i < INODE_SHARDS; i++) {
+		for (b = 0; t->shards[i].buckets && b < t->shards[i].nbuckets; b++)
+			for (in = t->shards[i].buckets[b]; in; in = in->hnext)
+				free(in->more);
 		free(t->shards[i].buckets);
 		dsfs_slab_destroy(&t->shards[i].slab);
 		pthread_mutex_destroy(&t->shards[i].lock);
