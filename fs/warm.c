@@ -195,27 +195,22 @@ static void warm_visit(void *arg, uint64_t i, int dfd, const char *name)
 	uint64_t mark;
 	bool marked = i < w->nrec && dsfs_fresh_mark(fs, fs->root_dev, &mark);
 	uint64_t none = REC_NONE;
+	bool made = false;
 	struct stat st;
 
-	if (dfd < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
-		if (i < w->nrec)
-			rec_done(w, i);
-		return;
+	if (dfd >= 0 && !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		dsfs_count(&fs->counters.warmed, 1);
+		if (marked && (uint64_t)st.st_dev == fs->root_dev) {
+			rec_fill(&w->rec[i], &st, dsfs_ident_gen(dfd, name));
+			/* Release: the fields above before the state that
+			 * makes them read.  A listing that reached the name
+			 * first took the state. */
+			made = __atomic_compare_exchange_n(
+				&w->rec[i].mark, &none, mark + 1, false,
+				__ATOMIC_RELEASE, __ATOMIC_RELAXED);
+		}
 	}
-	dsfs_count(&fs->counters.warmed, 1);
-	if (i >= w->nrec)
-		return;
-	if (!marked || (uint64_t)st.st_dev != fs->root_dev) {
-		rec_done(w, i);
-		return;
-	}
-	rec_fill(&w->rec[i], &st, dsfs_ident_gen(dfd, name));
-	/* Release: the fields above before the state that makes them read.
-	 * A listing that reached the name first took the state: the record
-	 * is given up. */
-	if (!__atomic_compare_exchange_n(&w->rec[i].mark, &none, mark + 1,
-					 false, __ATOMIC_RELEASE,
-					 __ATOMIC_RELAXED))
+	if (i < w->nrec && !made) /* no record, or taken before made */
 		rec_done(w, i);
 }
 

@@ -3,8 +3,8 @@
  * Memory for many long-lived objects of mixed small sizes (the inode
  * table's inodes, each with its name): carved from 64 KiB blocks in
  * multiples of 8 bytes, with no per-object header, where malloc adds 8
- * bytes to each and rounds to 16 (a 144-byte inode with its name takes
- * 144 bytes here, 160 from malloc).  A freed object waits on its size's
+ * bytes to each and rounds to 16 (a 128-byte inode with its name takes
+ * 128 bytes here, 144 from malloc).  A freed object waits on its size's
  * list for the next object of that size; blocks go back to the system
  * only when the slab is destroyed, as most of malloc's arena memory does.
  *
