@@ -94,6 +94,12 @@ struct dsfs_fs {
 	/* Names created, removed or renamed in SOURCE that fresh.c saw
 	 * (relaxed atomic), and their count when the layout was listed. */
 	uint64_t names_changed, names_listed;
+	/* When the fetch was last behind the loader (CLOCK_MONOTONIC ns,
+	 * relaxed atomic; 0: never): a reader waited on a backing read
+	 * (read.c), or the scheduler read for a sample the loader is close
+	 * behind; the scheduler and the I/O engine run boosted after that
+	 * (lib/bgprio.h). */
+	uint64_t waited;
 	struct dsfs_fresh *fresh;	/* atomic; NULL: SOURCE not watched
 					   (fresh.c) */
 	struct dsfs_warm *warm;		/* atomic; NULL: no warm-up's stats

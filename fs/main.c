@@ -210,6 +210,7 @@ static int io_init(struct dsfs_fs *fs)
 
 	cfg.depth = fs->opts.io_depth;
 	cfg.fdpool = fs->fdpool;
+	cfg.waited = &fs->waited;
 	/* Registering pins and faults in the whole arena at once: free for
 	 * hugetlb pages (reserved at mmap anyway), a start-up cost and a full
 	 * cache_size of RSS from the first second for THP or 4 KiB pages. */

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bgprio.h"
 #include "dsfs.h"
 #include "inodes.h"
 #include "log.h"
@@ -429,6 +430,7 @@ static void account(struct dsfs_fs *fs, size_t bytes, bool waited,
 	dsfs_count(&c->miss_bytes, bytes);
 	dsfs_count(&c->stalls, 1);
 	dsfs_count(&c->stall_ns, now_ns() - t0);
+	dsfs_boost_waited(&fs->waited);
 }
 
 /* A failed read, logged with the backing file's path; rate-limited, as a

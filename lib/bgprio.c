@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bgprio.h"
@@ -70,4 +71,58 @@ void dsfs_bgprio_set(struct dsfs_bgprio *b, bool idle)
 		dsfs_warn("%s: cannot leave idle priority (%s): it keeps it",
 			  name, strerror(err));
 	}
+}
+
+void dsfs_boost_init(struct dsfs_boost *b, const uint64_t *waited)
+{
+	struct rlimit rl;
+
+	*b = (struct dsfs_boost){ .waited = waited };
+	/* The kernel's policy (0: this thread), not glibc's cached one. */
+	if (!waited || sched_getscheduler(0) != SCHED_OTHER)
+		return;
+	errno = 0;
+	b->own = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+	if (errno || b->own <= DSFS_BOOST_NICE)
+		return;
+	/* The kernel's rule for a lower nice (its can_nice()). */
+	b->can = may_nice_any() ||
+		 (!getrlimit(RLIMIT_NICE, &rl) &&
+		  (rl.rlim_cur == RLIM_INFINITY ||
+		   20 - (long)rl.rlim_cur <= DSFS_BOOST_NICE));
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void dsfs_boost_waited(uint64_t *waited)
+{
+	__atomic_store_n(waited, mono_ns(), __ATOMIC_RELAXED);
+}
+
+void dsfs_boost_poll(struct dsfs_boost *b)
+{
+	uint64_t w;
+	bool on;
+
+	if (!b->can)
+		return;
+	w = __atomic_load_n(b->waited, __ATOMIC_RELAXED);
+	if (!b->on && w == b->seen)
+		return; /* no note since it last looked */
+	b->seen = w;
+	on = mono_ns() - w < DSFS_BOOST_NS;
+	if (on == b->on)
+		return;
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
+			on ? DSFS_BOOST_NICE : b->own)) {
+		b->can = false; /* its rights changed: leave it as it is */
+		return;
+	}
+	b->on = on;
 }

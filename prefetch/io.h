@@ -46,6 +46,9 @@ struct dsfs_io_cfg {
 	void *fixed_base;	    /* memory to register, or NULL */
 	size_t fixed_size;	    /* its length in bytes */
 	bool force_threads;	    /* tests: use the pread fallback */
+	/* When the fetch was last behind the loader, or NULL: the engine's
+	 * threads boost themselves after that (lib/bgprio.h's boost). */
+	const uint64_t *waited;
 };
 
 /* result: bytes read (short only at end of file) or -errno. */

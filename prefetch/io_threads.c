@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "bgprio.h"
 #include "io_int.h"
 
 struct dsfs_io_threads {
@@ -40,9 +41,12 @@ static void pool_read(struct io_op *op)
 static void *pool_main(void *arg)
 {
 	struct dsfs_io *io = arg;
+	struct dsfs_boost boost;
 	struct io_op *op;
 
+	dsfs_boost_init(&boost, io->cfg.waited);
 	while ((op = dsfs_io_wait_one(io))) {
+		dsfs_boost_poll(&boost);
 		pool_read(op);
 		dsfs_io_finish(io, op);
 	}

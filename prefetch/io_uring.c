@@ -34,6 +34,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "bgprio.h"
 #include "io_int.h"
 #include "log.h"
 
@@ -170,9 +171,12 @@ static void *ring_main(void *arg)
 {
 	struct dsfs_io *io = arg;
 	struct dsfs_io_ring *r = io->ring;
+	struct dsfs_boost boost;
 	int ret;
 
+	dsfs_boost_init(&boost, io->cfg.waited);
 	for (;;) {
+		dsfs_boost_poll(&boost);
 		if (ring_fill(io, r) && !r->reading)
 			break; /* stopping, nothing queued, nothing in flight */
 		if (!r->armed)

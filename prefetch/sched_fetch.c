@@ -173,6 +173,7 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 	pthread_mutex_lock(&s->lock);
 	s->inflight++;
 	pthread_mutex_unlock(&s->lock);
+	b->made++;
 	if (++b->n == BATCH)
 		dsfs_sched_batch_flush(s, b);
 	return 0;
@@ -278,8 +279,7 @@ static const struct known_id *known_get(struct dsfs_sched *s, uint64_t idx)
 {
 	uint64_t names;
 
-	if (!s->known || !s->cfg.settled ||
-	    !s->cfg.settled(s->cfg.settled_arg, s->cfg.dev))
+	if (!s->known)
 		return NULL;
 	names = __atomic_load_n(s->cfg.names_changed, __ATOMIC_RELAXED);
 	if (names != s->known_names) { /* all forgotten, not cleared: O(1) */
@@ -287,7 +287,12 @@ static const struct known_id *known_get(struct dsfs_sched *s, uint64_t idx)
 		s->known = NULL;
 		return NULL;
 	}
-	return s->known[idx].ino ? &s->known[idx] : NULL;
+	/* The watch's check (an ioctl) only for a sample known: a cold
+	 * epoch asks for every sample, and knows none of them. */
+	if (!s->known[idx].ino ||
+	    !s->cfg.settled(s->cfg.settled_arg, s->cfg.dev))
+		return NULL;
+	return &s->known[idx];
 }
 
 /* Remember what sample idx's path led to when just opened.  A name
@@ -369,9 +374,9 @@ static int fetch_known(struct dsfs_sched *s, struct batch *b,
 }
 
 /* Fetch every chunk of the sample pk picked through o's open if it holds
- * it.  Called without s->lock.  -ENOSPC as fetch_chunk, else 0. */
-int dsfs_sched_fetch_sample(struct dsfs_sched *s, struct batch *b,
-			    struct opened *o, const struct pick *pk)
+ * it.  -ENOSPC as fetch_chunk, else 0. */
+static int fetch_sample(struct dsfs_sched *s, struct batch *b,
+			struct opened *o, const struct pick *pk)
 {
 	const struct known_id *id;
 	uint64_t idx = pk->idx;
@@ -395,5 +400,20 @@ int dsfs_sched_fetch_sample(struct dsfs_sched *s, struct batch *b,
 		known_set(s, idx, &key);
 	}
 	dsfs_sched_opened_close(o);
+	return err;
+}
+
+/* fetch_sample, and the thread's priority: a read made for a sample the
+ * loader is close behind says the fetch is behind, as a reader's wait on
+ * one does (lib/bgprio.h's boost).  Called without s->lock. */
+int dsfs_sched_fetch_sample(struct dsfs_sched *s, struct batch *b,
+			    struct opened *o, const struct pick *pk)
+{
+	uint64_t made = b->made;
+	int err = fetch_sample(s, b, o, pk);
+
+	if (pk->near && b->made != made && s->cfg.waited)
+		dsfs_boost_waited(s->cfg.waited);
+	dsfs_boost_poll(&s->boost);
 	return err;
 }

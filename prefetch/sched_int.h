@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "bgprio.h"
 #include "log.h"
 #include "readers.h"
 #include "scheduler.h"
@@ -108,6 +109,7 @@ struct dsfs_sched {
 		uint64_t ino, gen;
 	} *known;
 	uint64_t known_names;
+	struct dsfs_boost boost;	/* the scheduler thread's alone */
 };
 
 /* Reads prepared by the scheduler thread, submitted together (one queue
@@ -116,6 +118,7 @@ struct dsfs_sched {
 struct batch {
 	struct dsfs_io_req req[BATCH];
 	unsigned n;
+	uint64_t made;		/* reads prepared so far, all batches */
 };
 
 /* What the scheduler thread fetches next. */
@@ -128,6 +131,9 @@ struct pick {
 	bool repush;		/* s->repush when picked */
 	bool push;		/* its data may go to the page cache: see
 				   scheduler.c's pushable_locked */
+	bool near;		/* the loader is close behind: it reads, and
+				   its place is within twice the reads in
+				   flight */
 };
 
 /*

@@ -248,6 +248,10 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 		return false;
 	}
 	size_seen_locked(s, pk->size);
+	/* Not before the loader's first open: a fetch that starts at the
+	 * mount is ahead of a loader still listing its data set. */
+	pk->near = s->reports &&
+		   pk->pos < pk->r->lead_from + 2 * (uint64_t)s->cfg.depth;
 	pk->r->lead_bytes += pk->size;
 	pk->r->fetched++;
 	return true;
@@ -392,6 +396,7 @@ static void *sched_thread(void *arg)
 	uint64_t settle;
 	int err;
 
+	dsfs_boost_init(&s->boost, s->cfg.waited);
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
 		if (s->seek && !s->discovered)

@@ -64,6 +64,11 @@ struct dsfs_sched_cfg {
 	 * lost plan says when the data set may have changed since. */
 	const uint64_t *names_changed;
 	uint64_t names_listed;
+	/* NULL, or when the fetch was last behind the loader: the
+	 * scheduler's thread boosts itself after that, and notes there each
+	 * read it makes for a sample the loader is close behind
+	 * (lib/bgprio.h's boost). */
+	uint64_t *waited;
 	/*
 	 * A planned chunk of `size`-byte file k was read whole (len bytes):
 	 * called on the I/O engine's thread, after the entry is READY; must

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too, and in a data set of 20 files; a list naming each file twice (oversampling) is followed, and not searched with seed=discover; with epoch=auto, epoch 0 is fetched from the mount until the loader shows its epoch (and plan.last_open_seconds says how long ago an open was heard: none before the first) (a loader resumed at epoch 2 is followed there); a wrong seed is noticed, logged and stops the prefetch; a later epoch opens none of the samples a cache holding the data set holds (until names change in SOURCE), and reads right the files changed meanwhile; and a data set grown after the mount makes the lost plan say that names changed since its files were listed.
+# t-plan: a reader following the seeded order is prefetched (hits >= 95% with a cache smaller than the data, epochs detected and logged); every open counts once in the plan, looked up or not, across a change of plan too, and in a data set of 20 files; a list naming each file twice (oversampling) is followed, and not searched with seed=discover; with epoch=auto, epoch 0 is fetched from the mount until the loader shows its epoch, the fetch's threads at their own nice until the loader opens a file; boosted (nice -10) once the loader reads close behind the fetch (and plan.last_open_seconds says how long ago an open was heard: none before the first) (a loader resumed at epoch 2 is followed there); a wrong seed is noticed, logged and stops the prefetch; a later epoch opens none of the samples a cache holding the data set holds (until names change in SOURCE), and reads right the files changed meanwhile; and a data set grown after the mount makes the lost plan say that names changed since its files were listed.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -12,6 +12,31 @@ MNT="$WORK/mnt"
 mkdir "$SRC" "$MNT"
 "$MKTREE" "$SRC/train" 800 8 100000 21
 PLAN="sampler=python-shuffle,seed=5,layout=sorted,dataset=train"
+
+# thread_nice PID NAME: the nice of process PID's thread NAME.
+thread_nice() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		[[ $(<"$t/comm") == "$2" ]] || continue
+		awk '{ sub(/^.*\) /, ""); print $17 }' "$t/stat"
+		return
+	done
+}
+
+# check_nice MNT N WHEN: the scheduler's and the I/O engine's threads of
+# MNT's daemon run at nice N, where the daemon may lower its nice (root
+# with CAP_SYS_NICE; the boost needs it).
+check_nice() {
+	local t n
+
+	(((0x$(awk '/^CapEff:/ { print $2 }' /proc/self/status) >> 23) & 1)) ||
+		return 0
+	for t in dsfs-sched dsfs-io; do
+		n=$(thread_nice "${DSFS_PID[$1]}" "$t")
+		say "$t: nice $n $3"
+		[[ $n == "$2" ]] || fail "$t runs at nice '$n' $3, not $2"
+	done
+}
 
 # read_epoch E: read every file of epoch E in the planned order, as a
 # loader does (read_in_order).
@@ -49,6 +74,9 @@ done
 fetched=$(stat_of plan.prefetch_bytes) acc=$(stat_of plan.accesses)
 say "$fetched bytes fetched with $acc opens; plan $(stat_of plan.detected)"
 ((fetched > 0 && acc == 0)) || fail "nothing fetched before the first open ($fetched bytes, $acc opens)"
+# A loader not reading yet waits on nothing: the fetch's threads keep
+# their own nice (lib/bgprio.h's boost).
+check_nice "$MNT" 0 "before the loader's first open"
 # How long ago the plan last heard an open (a loader the page cache serves
 # opens nothing: its place stands): none yet, then at least the pause.
 [[ -z $(stat_of plan.last_open_seconds) ]] ||
@@ -68,6 +96,18 @@ table=$("$DSFS_STATS" "$MNT")
 grep -qE "^ *last open +[0-9.]+ s ago$" <<<"$table" ||
 	fail "dsfs-stats shows no last open: $table"
 "$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs"
+unmount_dsfs "$MNT"
+
+# A lead of 1 MiB (about 10 files): each sample the loader's reads let
+# the fetch read next is one the loader is about to reach, so the fetch
+# is behind and its threads run boosted (nice -10), and stay so while
+# they wait for the loader's next read.
+say "the fetch behind the loader: its threads boosted"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=32M,lead_max=1M,$PLAN,epoch=0"
+"$DSFS" --print-plan "$SRC" -o "$PLAN,epoch=0" >"$WORK/order0"
+head -200 "$WORK/order0" >"$WORK/first200"
+read_in_order "$MNT/train" "$WORK/first200"
+check_nice "$MNT" -10 "with the loader close behind"
 unmount_dsfs "$MNT"
 
 say "epoch=auto, a loader resumed at epoch 2: the guess is dropped, epoch 2 followed"
