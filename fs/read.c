@@ -416,6 +416,7 @@ static void account(struct dsfs_fs *fs, size_t bytes, bool waited,
 		    uint64_t t0, int err)
 {
 	struct dsfs_counters *c = &fs->counters;
+	uint64_t now;
 
 	dsfs_count(&c->reads, 1);
 	if (err) {
@@ -427,10 +428,11 @@ static void account(struct dsfs_fs *fs, size_t bytes, bool waited,
 		dsfs_count(&c->hit_bytes, bytes);
 		return;
 	}
+	now = now_ns();
 	dsfs_count(&c->miss_bytes, bytes);
 	dsfs_count(&c->stalls, 1);
-	dsfs_count(&c->stall_ns, now_ns() - t0);
-	dsfs_boost_waited(&fs->waited);
+	dsfs_count(&c->stall_ns, now - t0);
+	dsfs_boost_waited(&fs->waited, now);
 }
 
 /* A failed read, logged with the backing file's path; rate-limited, as a

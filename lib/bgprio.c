@@ -29,25 +29,35 @@ static bool may_nice_any(void)
 		((uint32_t)1 << (CAP_SYS_NICE % 32)));
 }
 
+/* Whether the calling thread may take nice `nice` (or leave SCHED_IDLE
+ * for it): the kernel's rule, its can_nice(). */
+static bool may_nice(int nice)
+{
+	struct rlimit rl;
+
+	return may_nice_any() ||
+	       (!getrlimit(RLIMIT_NICE, &rl) &&
+		(rl.rlim_cur == RLIM_INFINITY ||
+		 20 - (long)rl.rlim_cur <= nice));
+}
+
+/* The calling thread's nice, if its policy is SCHED_OTHER (the kernel's
+ * policy, not glibc's cached one): false otherwise. */
+static bool own_nice(int *nice)
+{
+	if (sched_getscheduler(0) != SCHED_OTHER)
+		return false;
+	errno = 0;
+	*nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+	return !errno;
+}
+
 void dsfs_bgprio_init(struct dsfs_bgprio *b)
 {
-	struct sched_param sp;
-	struct rlimit rl;
-	int policy, nice;
+	int nice;
 
-	b->can = b->idle = false;
-	if (pthread_getschedparam(pthread_self(), &policy, &sp) ||
-	    policy != SCHED_OTHER)
-		return;
-	errno = 0;
-	nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
-	if (errno)
-		return;
-	/* The kernel's rule for leaving SCHED_IDLE (its can_nice()). */
-	b->can = may_nice_any() ||
-		 (!getrlimit(RLIMIT_NICE, &rl) &&
-		  (rl.rlim_cur == RLIM_INFINITY ||
-		   20 - (long)rl.rlim_cur <= nice));
+	b->idle = false;
+	b->can = own_nice(&nice) && may_nice(nice);
 }
 
 void dsfs_bgprio_set(struct dsfs_bgprio *b, bool idle)
@@ -75,21 +85,9 @@ void dsfs_bgprio_set(struct dsfs_bgprio *b, bool idle)
 
 void dsfs_boost_init(struct dsfs_boost *b, const uint64_t *waited)
 {
-	struct rlimit rl;
-
 	*b = (struct dsfs_boost){ .waited = waited };
-	/* The kernel's policy (0: this thread), not glibc's cached one. */
-	if (!waited || sched_getscheduler(0) != SCHED_OTHER)
-		return;
-	errno = 0;
-	b->own = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
-	if (errno || b->own <= DSFS_BOOST_NICE)
-		return;
-	/* The kernel's rule for a lower nice (its can_nice()). */
-	b->can = may_nice_any() ||
-		 (!getrlimit(RLIMIT_NICE, &rl) &&
-		  (rl.rlim_cur == RLIM_INFINITY ||
-		   20 - (long)rl.rlim_cur <= DSFS_BOOST_NICE));
+	b->can = waited && own_nice(&b->own) && b->own > DSFS_BOOST_NICE &&
+		 may_nice(DSFS_BOOST_NICE);
 }
 
 static uint64_t mono_ns(void)
@@ -100,9 +98,9 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void dsfs_boost_waited(uint64_t *waited)
+void dsfs_boost_waited(uint64_t *waited, uint64_t now_ns)
 {
-	__atomic_store_n(waited, mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(waited, now_ns, __ATOMIC_RELAXED);
 }
 
 void dsfs_boost_poll(struct dsfs_boost *b)
@@ -116,7 +114,8 @@ void dsfs_boost_poll(struct dsfs_boost *b)
 	if (!b->on && w == b->seen)
 		return; /* no note since it last looked */
 	b->seen = w;
-	on = mono_ns() - w < DSFS_BOOST_NS;
+	/* Not a difference: a coarse clock's note may be a tick behind. */
+	on = mono_ns() < w + DSFS_BOOST_NS;
 	if (on == b->on)
 		return;
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),

@@ -80,8 +80,9 @@ struct dsfs_boost {
 /* For the calling thread, at its start.  waited: see dsfs_boost_waited. */
 void dsfs_boost_init(struct dsfs_boost *b, const uint64_t *waited);
 
-/* The fetch is behind now: any thread (a clock read, a relaxed store). */
-void dsfs_boost_waited(uint64_t *waited);
+/* The fetch is behind at now_ns (CLOCK_MONOTONIC, or its coarse clock,
+ * which is never ahead of it): any thread, a relaxed store. */
+void dsfs_boost_waited(uint64_t *waited, uint64_t now_ns);
 
 /* Boost the calling thread, or let it go, as the shared word says;
  * nothing if it may not.  A clock read while boosted or after a new

@@ -413,7 +413,7 @@ int dsfs_sched_fetch_sample(struct dsfs_sched *s, struct batch *b,
 	int err = fetch_sample(s, b, o, pk);
 
 	if (pk->near && b->made != made && s->cfg.waited)
-		dsfs_boost_waited(s->cfg.waited);
+		dsfs_boost_waited(s->cfg.waited, dsfs_sched_coarse_ns());
 	dsfs_boost_poll(&s->boost);
 	return err;
 }

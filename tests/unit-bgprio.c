@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bgprio.h"
@@ -50,6 +51,14 @@ static void stays(int policy)
 	CHECK(!b.idle && sched_getscheduler(0) == policy);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Boosted after each note while it is recent, its own nice again once it
  * is DSFS_BOOST_NS old; no new note, no change. */
 static void boost_cycle(int own)
@@ -62,7 +71,7 @@ static void boost_cycle(int own)
 	CHECK(b.can && !b.on);
 	dsfs_boost_poll(&b); /* nothing noted yet */
 	CHECK(!b.on && getpriority(PRIO_PROCESS, 0) == own);
-	dsfs_boost_waited(&word);
+	dsfs_boost_waited(&word, mono_ns());
 	CHECK(word != 0);
 	dsfs_boost_poll(&b);
 	CHECK(b.on && getpriority(PRIO_PROCESS, 0) == DSFS_BOOST_NICE);
@@ -73,7 +82,7 @@ static void boost_cycle(int own)
 	CHECK(!b.on && getpriority(PRIO_PROCESS, 0) == own);
 	dsfs_boost_poll(&b);
 	CHECK(!b.on && getpriority(PRIO_PROCESS, 0) == own);
-	dsfs_boost_waited(&word); /* a new one */
+	dsfs_boost_waited(&word, mono_ns()); /* a new one */
 	dsfs_boost_poll(&b);
 	CHECK(b.on && getpriority(PRIO_PROCESS, 0) == DSFS_BOOST_NICE);
 	word -= DSFS_BOOST_NS;
@@ -90,9 +99,9 @@ static void no_boost(const uint64_t *word_or_null)
 
 	dsfs_boost_init(&b, word_or_null);
 	CHECK(!b.can);
-	dsfs_boost_waited(&word);
+	dsfs_boost_waited(&word, mono_ns());
 	if (word_or_null)
-		dsfs_boost_waited((uint64_t *)word_or_null);
+		dsfs_boost_waited((uint64_t *)word_or_null, mono_ns());
 	dsfs_boost_poll(&b);
 	CHECK(!b.on && getpriority(PRIO_PROCESS, 0) == own);
 }
