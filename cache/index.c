@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
@@ -130,6 +131,7 @@ struct dsfs_cache *dsfs_cache_new(const struct dsfs_cache_cfg *cfg)
 		return NULL;
 	*c = (struct dsfs_cache){ .arena = cfg->arena, .verify = cfg->verify };
 	pthread_mutex_init(&c->policy, NULL);
+	dsfs_slab_init(&c->entries);
 	for (i = 0; i < CACHE_SHARDS; i++) {
 		pthread_mutex_init(&c->shards[i].lock, NULL);
 		pthread_cond_init(&c->shards[i].cond, NULL);
@@ -169,6 +171,7 @@ void dsfs_cache_free(struct dsfs_cache *c)
 	}
 	dsfs_sketch_destroy(&c->sketch);
 	dsfs_alloc_free(c->alloc);
+	dsfs_slab_destroy(&c->entries);
 	pthread_mutex_destroy(&c->policy);
 	free(c);
 }
@@ -246,11 +249,12 @@ static int create(struct dsfs_cache *c, struct cshard *s,
 		  struct dsfs_cache_entry **out)
 {
 	uint32_t npages = (len + DSFS_PAGE_SIZE - 1) / DSFS_PAGE_SIZE;
-	struct dsfs_cache_entry *e = calloc(1, sizeof(*e));
+	struct dsfs_cache_entry *e = dsfs_slab_alloc(&c->entries, sizeof(*e));
 	int err;
 
 	if (!e)
 		return -ENOSPC; /* no room, as far as the caller is concerned */
+	memset(e, 0, sizeof(*e));
 	pthread_mutex_lock(&c->policy);
 	if (!dsfs_cache_planned(c, when))
 		when = DSFS_CACHE_NEVER;
@@ -258,7 +262,7 @@ static int create(struct dsfs_cache *c, struct cshard *s,
 				 when);
 	if (err) {
 		pthread_mutex_unlock(&c->policy);
-		free(e);
+		dsfs_slab_free(&c->entries, e, sizeof(*e));
 		return err;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -266,7 +270,7 @@ static int create(struct dsfs_cache *c, struct cshard *s,
 		pthread_mutex_unlock(&s->lock);
 		dsfs_cache_unreserve(c, e);
 		pthread_mutex_unlock(&c->policy);
-		free(e);
+		dsfs_slab_free(&c->entries, e, sizeof(*e));
 		return GET_RETRY;
 	}
 	e->key = *k;

@@ -18,6 +18,7 @@
 #include "alloc.h"
 #include "cache.h"
 #include "sketch.h"
+#include "slab.h"
 
 #define CACHE_SHARDS 64u
 
@@ -96,6 +97,9 @@ struct dsfs_cache {
 	bool verify;
 	pthread_mutex_t policy;
 	struct dsfs_alloc *alloc;	/* protected by policy */
+	/* The entries (own lock): blocks of them, where malloc grew the
+	 * arena of the thread that fetches a page (an mprotect) at a time. */
+	struct dsfs_slab entries;
 	struct dsfs_cache_entry *hand;	/* CLOCK hand, protected by policy */
 	uint64_t nring;			/* entries on the ring, policy */
 	struct dsfs_nextuse planned;	/* protected by policy */

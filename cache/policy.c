@@ -153,7 +153,7 @@ void dsfs_cache_release(struct dsfs_cache *c, struct dsfs_cache_entry *e)
 	unfile_entry(c, e);
 	dsfs_cache_unreserve(c, e);
 	__atomic_store_n(&c->nentries, c->nentries - 1, __ATOMIC_RELAXED);
-	free(e);
+	dsfs_slab_free(&c->entries, e, sizeof(*e));
 }
 
 static bool evictable(const struct dsfs_cache_entry *e)

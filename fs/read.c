@@ -119,6 +119,7 @@ static int submit_fill(struct dsfs_fs *fs, const struct dsfs_inode *in,
 		req.niov = dsfs_cache_iov(fs->cache, e, 0,
 					  dsfs_cache_capacity(e), req.iov);
 		req.off = chunk << DSFS_CHUNK_SHIFT;
+		req.want = 0; /* the inode's size may be an old one */
 		req.done = fill_done;
 		req.arg = f;
 		err = dsfs_io_submit(fs->io, &req);

@@ -86,10 +86,12 @@ int dsfs_io_new(const struct dsfs_io_cfg *cfg, struct dsfs_io **out, char *why,
 	io->cfg = *cfg;
 	pthread_mutex_init(&io->lock, NULL);
 	pthread_cond_init(&io->work, NULL);
+	dsfs_slab_init(&io->ops);
 	ret = cfg->force_threads ? -EOPNOTSUPP : dsfs_io_uring_start(io);
 	if (ret)
 		ret = start_threads(io, ret, why, whylen);
 	if (ret) {
+		dsfs_slab_destroy(&io->ops);
 		pthread_cond_destroy(&io->work);
 		pthread_mutex_destroy(&io->lock);
 		free(io);
@@ -110,10 +112,13 @@ void dsfs_io_free(struct dsfs_io *io)
 		dsfs_io_uring_stop(io);
 	else
 		dsfs_io_threads_stop(io);
+	dsfs_slab_destroy(&io->ops);
 	pthread_cond_destroy(&io->work);
 	pthread_mutex_destroy(&io->lock);
 	free(io);
 }
+
+_Static_assert(sizeof(struct io_op) <= DSFS_SLAB_MAX, "an op fits the slab");
 
 /* The bytes req wants, or -1 when its niov or total is out of range. */
 static int64_t req_len(const struct dsfs_io_req *req)
@@ -147,7 +152,7 @@ int dsfs_io_submit_many(struct dsfs_io *io, const struct dsfs_io_req *reqs,
 	for (i = n; i > 0; i--) { /* back to front: first = reqs[0] */
 		int64_t len = req_len(&reqs[i - 1]);
 
-		op = len < 0 ? NULL : malloc(sizeof(*op));
+		op = len < 0 ? NULL : dsfs_slab_alloc(&io->ops, sizeof(*op));
 		if (!op) {
 			err = len < 0 ? -EINVAL : -ENOMEM;
 			break;
@@ -165,7 +170,7 @@ int dsfs_io_submit_many(struct dsfs_io *io, const struct dsfs_io_req *reqs,
 		pthread_mutex_unlock(&io->lock);
 		for (; first; first = op) {
 			op = first->next;
-			free(first);
+			dsfs_slab_free(&io->ops, first, sizeof(*first));
 		}
 		return err;
 	}
@@ -260,8 +265,9 @@ void dsfs_io_rest(struct io_op *op)
 
 /*
  * Short reads: a regular file reads short at EOF (and, rarely, when
- * interrupted).  Rather than pay one more read to see 0, ask fstat whether
- * the position is at EOF; if not (or the file grew), read the rest.  An
+ * interrupted).  Rather than pay one more read to see 0, take the bytes the
+ * submitter knows the file holds (req.want), or else ask fstat whether the
+ * position is at EOF; if not (or the file grew), read the rest.  An
  * O_DIRECT continuation from an unaligned position (the file grew after it
  * read short at its then EOF) fails with EINVAL: that read ended at EOF, so
  * complete it short rather than fail it.
@@ -282,7 +288,9 @@ bool dsfs_io_advance(struct io_op *op, int res)
 	}
 	op->done += (uint32_t)res;
 	pos = op->req.off + op->done;
-	if (res == 0 || op->done >= op->len || at_eof(op->req.fd.fd, pos)) {
+	if (res == 0 || op->done >= op->len ||
+	    (op->req.want && op->done >= op->req.want) ||
+	    at_eof(op->req.fd.fd, pos)) {
 		op->result = (int)op->done;
 		return false;
 	}
@@ -296,7 +304,7 @@ void dsfs_io_finish(struct dsfs_io *io, struct io_op *op)
 	int result = op->result;
 
 	dsfs_fdpool_put(io->cfg.fdpool, &op->req.fd);
-	free(op);
+	dsfs_slab_free(&io->ops, op, sizeof(*op));
 	__atomic_add_fetch(&io->n_reads, 1, __ATOMIC_RELAXED);
 	if (result < 0)
 		__atomic_add_fetch(&io->n_errors, 1, __ATOMIC_RELAXED);

@@ -68,6 +68,11 @@ struct dsfs_io_req {
 	struct iovec iov[DSFS_IO_MAX_IOV]; /* where the bytes go */
 	unsigned niov;	      /* 1 .. DSFS_IO_MAX_IOV */
 	uint64_t off;	      /* file offset */
+	/* 0, or the bytes the file is known to hold from off on (its size
+	 * from an fstat of this fd), when the iov asks more (an O_DIRECT
+	 * read rounded up to pages): a read that ends short having read
+	 * them is complete, without the fstat that otherwise tells EOF */
+	uint32_t want;
 	dsfs_io_done_fn done;
 	void *arg;
 };
@@ -79,6 +84,7 @@ static inline void dsfs_io_req_buf(struct dsfs_io_req *req, void *buf,
 	req->iov[0].iov_base = buf;
 	req->iov[0].iov_len = len;
 	req->niov = 1;
+	req->want = 0;
 }
 
 /*

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "io.h"
+#include "slab.h"
 
 /* One queued or running request. */
 struct io_op {
@@ -40,6 +41,10 @@ struct dsfs_io {
 	pthread_cond_t work;	   /* pread pool: queue non-empty or stopping */
 	struct io_op *head, *tail; /* protected by lock */
 	bool stopping;		   /* protected by lock */
+	/* The ops: made by submitters, given back by the engine's threads;
+	 * kept for the next (malloc's arena of the submitting thread, fed
+	 * from another, grew and shrank its heap every few dozen reads). */
+	struct dsfs_slab ops;
 	/* Set by dsfs_io_new() before any engine thread starts; read-only. */
 	bool fixed;
 	struct dsfs_io_ring *ring;	 /* io_uring backend, or NULL */

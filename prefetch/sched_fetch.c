@@ -33,6 +33,7 @@ struct fetch {
 	uint32_t len;		/* the chunk's */
 	bool filled;		/* tell cfg.filled when read whole */
 };
+_Static_assert(sizeof(struct fetch) <= DSFS_SLAB_MAX, "a fetch fits the slab");
 
 static void fetch_done(void *arg, int result)
 {
@@ -49,6 +50,8 @@ static void fetch_done(void *arg, int result)
 				   __ATOMIC_RELAXED);
 	else if (result < 0)
 		__atomic_add_fetch(&s->prefetch_errors, 1, __ATOMIC_RELAXED);
+	/* Before the count: the last read done, the scheduler may go. */
+	dsfs_slab_free(&s->fetches, f, sizeof(*f));
 	pthread_mutex_lock(&s->lock);
 	s->inflight--;
 	/* Waiting for room: come back when half the depth is free (or at
@@ -57,7 +60,6 @@ static void fetch_done(void *arg, int result)
 			     s->inflight <= s->cfg.depth / 2))
 		pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
-	free(f);
 }
 
 /* A planned read that will not happen: its entry fails with err (readers
@@ -87,10 +89,10 @@ void dsfs_sched_batch_flush(struct dsfs_sched *s, struct batch *b)
 
 		dsfs_fdpool_put(s->cfg.fdpool, &b->req[i].fd);
 		fetch_failed(s, f->e, err);
+		dsfs_slab_free(&s->fetches, f, sizeof(*f));
 		pthread_mutex_lock(&s->lock);
 		s->inflight--;
 		pthread_mutex_unlock(&s->lock);
-		free(f);
 	}
 	b->n = 0;
 }
@@ -152,12 +154,13 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 	if (err != DSFS_CACHE_FILL)
 		return err == -ENOSPC ? err : 0; /* cached or being fetched */
 	dsfs_cache_set_by_plan(e);
-	f = malloc(sizeof(*f));
+	f = dsfs_slab_alloc(&s->fetches, sizeof(*f));
 	err = f ? dsfs_fdpool_get(s->cfg.fdpool, key, open_fn, open_arg,
 				  &req->fd)
 		: -ENOMEM;
 	if (err) {
-		free(f);
+		if (f)
+			dsfs_slab_free(&s->fetches, f, sizeof(*f));
 		fetch_failed(s, e, err);
 		return err == -ESTALE ? err : 0;
 	}
@@ -168,6 +171,7 @@ static int fetch_chunk(struct dsfs_sched *s, struct batch *b,
 	req->niov = dsfs_cache_iov(s->cfg.cache, e, 0, dsfs_cache_capacity(e),
 				   req->iov);
 	req->off = start;
+	req->want = len; /* of `size`: the fd's fstat (open_sample) */
 	req->done = fetch_done;
 	req->arg = f;
 	pthread_mutex_lock(&s->lock);

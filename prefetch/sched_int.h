@@ -20,6 +20,7 @@
 #include "readers.h"
 #include "scheduler.h"
 #include "seek.h"
+#include "slab.h"
 
 /* One local rank's loader and how far the scheduler got ahead of it. */
 struct srank {
@@ -64,6 +65,9 @@ struct dsfs_sched {
 					   under lock, read relaxed too */
 	unsigned inflight;		/* reads submitted, not completed */
 	bool stop;
+	/* sched_fetch.c's struct fetch of each read in flight: made by this
+	 * thread, given back by the engine's (own lock; see io_int.h's ops) */
+	struct dsfs_slab fetches;
 	/* The thread waits on `wake` (idle), and for room among the reads
 	 * in flight rather than for the loaders (full).  Wakers signal only
 	 * when the thread has a batch worth of work: a wake-up per sample

@@ -636,6 +636,7 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 	};
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
+	dsfs_slab_init(&s->fetches);
 	err = canon_init(s);
 	if (!err)
 		err = ranks_init(s);
@@ -652,6 +653,7 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 		dsfs_seek_free(s->seek);
 		ranks_free(s);
 		free(s->canon);
+		dsfs_slab_destroy(&s->fetches);
 		pthread_cond_destroy(&s->wake);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
@@ -677,6 +679,7 @@ void dsfs_sched_stop(struct dsfs_sched *s)
 	ranks_free(s);
 	free(s->canon);
 	free(s->known);
+	dsfs_slab_destroy(&s->fetches);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
