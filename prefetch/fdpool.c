@@ -150,22 +150,33 @@ static void take(struct fdent *e, struct dsfs_fdref *ref)
 }
 
 /*
- * Make room for one more cached entry by closing the oldest idle one.
- * Returns false when every cached fd is busy.  Called with s->lock held.
+ * Make room for one more cached entry by taking out the oldest idle one,
+ * into *old for the caller to close and free once it has dropped the lock
+ * (a close of a file just read is the costliest step of a miss; the
+ * engine's thread, giving back fds, waits on the lock).  Returns false
+ * when every cached fd is busy.  Called with s->lock held.
  */
-static bool make_room(struct shard *s)
+static bool make_room(struct shard *s, struct fdent **old)
 {
-	struct fdent *old = s->lru.next;
+	struct fdent *e = s->lru.next;
 
+	*old = NULL;
 	if (s->count < s->capacity)
 		return true;
-	if (old == &s->lru)
+	if (e == &s->lru)
 		return false;
-	lru_unlink(old);
-	bucket_remove(s, old, key_hash(&old->key));
-	close(old->fd);
-	free(old);
+	lru_unlink(e);
+	bucket_remove(s, e, key_hash(&e->key));
+	*old = e;
 	return true;
+}
+
+static void drop_entry(struct fdent *e)
+{
+	if (e) {
+		close(e->fd);
+		free(e);
+	}
 }
 
 int dsfs_fdpool_get(struct dsfs_fdpool *pool, const struct dsfs_fdkey *key,
@@ -174,7 +185,7 @@ int dsfs_fdpool_get(struct dsfs_fdpool *pool, const struct dsfs_fdkey *key,
 {
 	uint64_t h = key_hash(key);
 	struct shard *s = &pool->shards[h % pool->nshards];
-	struct fdent *e, *fresh = NULL;
+	struct fdent *e, *fresh = NULL, *old;
 	int fd;
 
 	pthread_mutex_lock(&s->lock);
@@ -201,7 +212,7 @@ int dsfs_fdpool_get(struct dsfs_fdpool *pool, const struct dsfs_fdkey *key,
 		free(fresh);
 		return 0;
 	}
-	if (fresh && make_room(s)) {
+	if (fresh && make_room(s, &old)) {
 		*fresh = (struct fdent){ .key = *key, .fd = fd };
 		fresh->hnext = s->buckets[h % FDPOOL_BUCKETS];
 		s->buckets[h % FDPOOL_BUCKETS] = fresh;
@@ -210,6 +221,7 @@ int dsfs_fdpool_get(struct dsfs_fdpool *pool, const struct dsfs_fdkey *key,
 		ref->fd = fd;
 		ref->ent = fresh;
 		pthread_mutex_unlock(&s->lock);
+		drop_entry(old);
 		return 0;
 	}
 	pthread_mutex_unlock(&s->lock);
