@@ -47,9 +47,11 @@ static bool all_lost_locked(struct dsfs_sched *s)
 /*
  * The rank whose loader read idx: the first with the highest claim
  * (tracker.h): idx unseen in the window of its current epoch; else at its
- * next epoch's start (a vote for the switch), the rank it comes first in
- * (a small epoch's "start" is most of it: a rank that has just begun its
- * epoch must not take the first vote of another rank whose epoch ends);
+ * next epoch's start (a vote for the switch), the rank it comes first
+ * for, counting the rest of each rank's epoch (a small epoch's "start" is
+ * most of it: a rank that has just begun its epoch must not take the
+ * votes of another rank whose epoch ends, even where idx sits earlier in
+ * its next epoch than in the other's);
  * else anywhere in its orders; else the first rank (a misprediction
  * there).  A rank that pushed most of its epoch (and so saw few of its
  * reads) must not take another rank's vote for an unseen position far
@@ -69,8 +71,8 @@ struct srank *dsfs_sched_route_locked(struct dsfs_sched *s, uint64_t idx)
 		claim = dsfs_tracker_claim(s->ranks[i].t, idx);
 		if (claim > top ||
 		    (claim == DSFS_CLAIM_NEXT_START && claim == top &&
-		     dsfs_tracker_next_pos(s->ranks[i].t, idx) <
-			     dsfs_tracker_next_pos(best->t, idx))) {
+		     dsfs_tracker_next_dist(s->ranks[i].t, idx) <
+			     dsfs_tracker_next_dist(best->t, idx))) {
 			top = claim;
 			best = &s->ranks[i];
 		}

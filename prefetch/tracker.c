@@ -574,9 +574,14 @@ int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx)
 	return next || p != NO_POS ? DSFS_CLAIM_LATER : DSFS_CLAIM_NONE;
 }
 
-uint32_t dsfs_tracker_next_pos(const struct dsfs_tracker *t, uint64_t idx)
+uint64_t dsfs_tracker_next_dist(const struct dsfs_tracker *t, uint64_t idx)
 {
-	return idx < t->n && next_known(t) ? t->next.inv[idx] : UINT32_MAX;
+	uint64_t left;
+
+	if (idx >= t->n || !next_known(t) || t->next.inv[idx] == NO_POS)
+		return UINT64_MAX;
+	left = t->frontier < t->cur.count ? t->cur.count - t->frontier : 0;
+	return left + t->next.inv[idx];
 }
 
 uint64_t dsfs_tracker_time(const struct dsfs_tracker *t, uint64_t pos)

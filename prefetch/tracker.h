@@ -263,10 +263,15 @@ enum dsfs_claim {
 };
 /* An enum dsfs_claim.  O(1) (plus repeats). */
 int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx);
-/* idx's first position in the next epoch (UINT32_MAX: none, or the next
- * epoch not prepared): between two ranks that both claim idx for their
- * next epoch's start, the one it comes first in.  O(1). */
-uint32_t dsfs_tracker_next_pos(const struct dsfs_tracker *t, uint64_t idx);
+/* How far idx is from the tracker's place: the positions of this epoch
+ * past its frontier, plus idx's first position in the next epoch
+ * (UINT64_MAX: not in it, or the next epoch not prepared).  Between two
+ * ranks that both claim idx for their next epoch's start, the one it comes
+ * first for: in an epoch of a few hundred samples, the next epoch's first
+ * positions are all of it, and a rank that has just begun an epoch finds
+ * the first samples of another's in its next one, often before where they
+ * are in that rank's (which is still ending its epoch).  O(1). */
+uint64_t dsfs_tracker_next_dist(const struct dsfs_tracker *t, uint64_t idx);
 /*
  * torch-random: how the tracker's orders draw from the loader's generator
  * (sampler.h persistent_workers, sampler_generator, subset: one

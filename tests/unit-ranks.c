@@ -3,7 +3,7 @@
  * unit-ranks: what the scheduler asks of trackers for several local ranks
  * and for eviction by next use: the plan time of a position, a sample's
  * next use before and after it is read, which rank claims a sample (and
- * which of two claiming their next epoch's start it comes first in), and
+ * which of two claiming their next epoch's start it comes first for), and
  * epoch detection for a group of ranks whose loaders' opens arrive mixed.
  * No mount; single-threaded.
  */
@@ -194,55 +194,79 @@ static void test_fixed(void)
 }
 
 /*
- * Two ranks of world 4 over 1,001 samples on one mount, in epochs of 251:
- * rank 3 has read all of epoch 2 but its padded last position (the kernel
- * served it), rank 2 has begun epoch 3.  The first samples of rank 3's
- * epoch 3 are votes for its next epoch; some sit within the first
- * DSFS_TRACKER_VOTE_SPAN positions of rank 2's next epoch (4) too, which
- * in so small an epoch is all of it.  Both claim them for their next
- * epoch's start, and they come first in rank 3's.
+ * Two ranks of world 4 over 1,001 samples on one mount, in epochs of 251
+ * (t-ranks.sh's (d)): rank `late` has read all of epoch `e` but its last
+ * position (padded, or not yet heard), rank `early` has begun epoch e + 1
+ * (3 opens).  The first samples of late's epoch e + 1 are votes for its
+ * next epoch; some sit within the first DSFS_TRACKER_VOTE_SPAN positions of
+ * early's next epoch (e + 2) too, which in so small an epoch is all of it.
+ * Both claim them for their next epoch's start, and they come first for
+ * late, once the rest of early's epoch counts: *both counts the samples
+ * both claim, *earlier those that sit earlier in early's next epoch than
+ * in late's (which the next positions alone gave to early).
  */
-static void test_next_start_tie(void)
+static void next_start_tie(uint32_t early, uint32_t late, uint64_t e,
+			   uint64_t *both, uint64_t *earlier)
 {
 	const uint64_t n = 1001;
-	struct dsfs_tracker *r2, *r3;
+	struct dsfs_tracker *te, *tl;
 	struct dsfs_sampler_cfg c;
-	uint64_t c2, c3, c3n, p, both = 0, bad = 0;
-	uint32_t *o2, *o3, *o3n;
+	uint64_t ce, cl, cln, cen, p, q, bad = 0;
+	uint32_t *oe, *ol, *oln, *oen;
 
 	cfg_dist(&c, 23, 4);
-	o3 = unit_order(&c, n, 2, 3, &c3);
-	o3n = unit_order(&c, n, 3, 3, &c3n);
-	o2 = unit_order(&c, n, 3, 2, &c2);
-	CHECK(dsfs_tracker_new(&c, n, 3, false, 2,
-			       dsfs_tracker_window_for(c3), &r3) == 0);
-	CHECK(dsfs_tracker_new(&c, n, 2, false, 3,
-			       dsfs_tracker_window_for(c2), &r2) == 0);
-	for (p = 0; p + 1 < c3; p++)
-		bad += dsfs_tracker_access(r3, o3[p]) != DSFS_TRACK_IN_PLAN;
+	ol = unit_order(&c, n, e, late, &cl);
+	oln = unit_order(&c, n, e + 1, late, &cln);
+	oe = unit_order(&c, n, e + 1, early, &ce);
+	oen = unit_order(&c, n, e + 2, early, &cen);
+	CHECK(dsfs_tracker_new(&c, n, late, false, e,
+			       dsfs_tracker_window_for(cl), &tl) == 0);
+	CHECK(dsfs_tracker_new(&c, n, early, false, e + 1,
+			       dsfs_tracker_window_for(ce), &te) == 0);
+	for (p = 0; p + 1 < cl; p++)
+		bad += dsfs_tracker_access(tl, ol[p]) != DSFS_TRACK_IN_PLAN;
 	for (p = 0; p < 3; p++)
-		bad += dsfs_tracker_access(r2, o2[p]) != DSFS_TRACK_IN_PLAN;
+		bad += dsfs_tracker_access(te, oe[p]) != DSFS_TRACK_IN_PLAN;
 	CHECK(bad == 0);
-	CHECK(dsfs_tracker_prepare_next(r3) == 0);
-	CHECK(dsfs_tracker_prepare_next(r2) == 0);
+	CHECK(dsfs_tracker_prepare_next(tl) == 0);
+	CHECK(dsfs_tracker_prepare_next(te) == 0);
 	for (p = 0; p < 16; p++) {
-		uint32_t idx = o3n[p];
+		uint32_t idx = oln[p];
 
-		bad += dsfs_tracker_claim(r3, idx) != DSFS_CLAIM_NEXT_START ||
-		       dsfs_tracker_next_pos(r3, idx) != p;
-		if (dsfs_tracker_claim(r2, idx) == DSFS_CLAIM_NEXT_START) {
-			both++;
-			bad += dsfs_tracker_next_pos(r2, idx) <= p;
-		}
+		/* one position of its epoch left, then p */
+		bad += dsfs_tracker_claim(tl, idx) != DSFS_CLAIM_NEXT_START ||
+		       dsfs_tracker_next_dist(tl, idx) != 1 + p;
+		if (dsfs_tracker_claim(te, idx) != DSFS_CLAIM_NEXT_START)
+			continue;
+		(*both)++;
+		q = find(oen, cen, idx);
+		*earlier += q < p;
+		bad += dsfs_tracker_next_dist(te, idx) != ce - 3 + q ||
+		       dsfs_tracker_next_dist(te, idx) <=
+			       dsfs_tracker_next_dist(tl, idx);
 	}
 	CHECK(bad == 0);
-	CHECK(both > 0); /* the case arises (idx 81 at rank 3's position 1) */
-	CHECK(dsfs_tracker_next_pos(r2, n) == UINT32_MAX);
-	free(o2);
-	free(o3);
-	free(o3n);
-	dsfs_tracker_free(r2);
-	dsfs_tracker_free(r3);
+	CHECK(dsfs_tracker_next_dist(te, n) == UINT64_MAX);
+	free(oe);
+	free(oen);
+	free(ol);
+	free(oln);
+	dsfs_tracker_free(te);
+	dsfs_tracker_free(tl);
+}
+
+static void test_next_start_tie(void)
+{
+	uint64_t both = 0, earlier = 0, e;
+
+	for (e = 0; e < 3; e++) {
+		next_start_tie(2, 3, e, &both, &earlier);
+		next_start_tie(1, 0, e, &both, &earlier);
+	}
+	CHECK(both > 0);    /* the case arises (idx 81 at rank 3's 1 of e 3) */
+	CHECK(earlier > 0); /* and with idx earlier in the other's next epoch
+			       (idx 745 at rank 0's 9 of epoch 1, 3 of rank
+			       1's epoch 2) */
 }
 
 int main(void)
