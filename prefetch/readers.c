@@ -14,13 +14,28 @@ void dsfs_readers_clear(struct dsfs_readers *rs)
 	rs->followed_ns = 0;
 }
 
-/* Whether r is judged to follow the plan: more than a quarter of its last
- * opens placed (a slot starts at 0, so `placed` holds no bit older than
- * its opens). */
+/* Whether a process with these last opens (`placed`'s low `opens` bits)
+ * follows: more than a quarter of them placed. */
+static bool follows_bits(uint32_t placed, uint32_t opens)
+{
+	return opens >= DSFS_READERS_JUDGE &&
+	       (unsigned)__builtin_popcount(placed) * 4 > opens;
+}
+
+/* Whether r is judged to follow the plan (a slot starts at 0, so `placed`
+ * holds no bit older than its opens). */
 static bool follows(const struct dsfs_reader *r)
 {
-	return r->opens >= DSFS_READERS_JUDGE &&
-	       (unsigned)__builtin_popcount(r->placed) * 4 > r->opens;
+	return follows_bits(r->placed, r->opens);
+}
+
+/* Whether r follows whatever its next open: also with it not placed. */
+static bool follows_surely(const struct dsfs_reader *r)
+{
+	uint32_t opens = r->opens < DSFS_READERS_HISTORY ? r->opens + 1 :
+							   r->opens;
+
+	return follows_bits(r->placed << 1, opens);
 }
 
 /* Whether r follows closely enough to judge others by: three quarters of
@@ -86,17 +101,20 @@ static struct dsfs_reader *slot_of(struct dsfs_readers *rs, uint32_t pid)
  * plan time of those that lead (leads()) and placed an open lately;
  * DSFS_READERS_NOWHERE when none does.  Foreign opens fed to a tracker
  * move its frontier, so a newcomer is placed against this instead.  For
- * r not following, only followers that still exist count: a job that
- * ended within FOLLOW_NS follows no more, and the next one's opens, some
- * landing near where it was, are fed.  A system call for each follower,
- * on this path alone: a loader's processes follow.
+ * r that may not follow after this open, only followers that still exist
+ * count: a job that ended within FOLLOW_NS follows no more, and the next
+ * one's opens, some landing near where it was, are fed; so are those of
+ * the next epoch's new worker whose first opens placed a few by chance
+ * (following just) and then no more, after the old workers ended.  A
+ * system call for each follower, on this path alone: a loader's
+ * processes follow closely.
  */
 static uint64_t followers_at(const struct dsfs_readers *rs,
 			     const struct dsfs_reader *r, uint64_t now_ns,
 			     uint64_t *spread)
 {
 	uint64_t at = DSFS_READERS_NOWHERE, lo = DSFS_READERS_NOWHERE;
-	bool check_alive = rs->alive && !follows(r);
+	bool check_alive = rs->alive && !follows_surely(r);
 	unsigned i;
 
 	for (i = 0; i < DSFS_READERS_MAX; i++) {

@@ -123,6 +123,26 @@ static void test_followers_ended(void)
 }
 
 /*
+ * The same, with the next epoch's worker placing three of its first eight
+ * opens by chance (it follows, just) and then none: as its share of
+ * placed opens falls to a quarter it is not judged another program by
+ * the ended workers, which it was not checked against while it followed.
+ */
+static void test_followers_ended_chance(void)
+{
+	struct dsfs_readers rs;
+
+	reset(&rs);
+	rs.alive = alive;
+	ended_pid = 0;
+	CHECK(!loader(&rs, 100, 200));
+	ended_pid = 100;
+	CHECK(!opens_at(&rs, 102, at + COUNT / 2, 10, 3));
+	CHECK(!opens_at(&rs, 102, at + COUNT / 2 + 700, 700, 12));
+	ended_pid = 0;
+}
+
+/*
  * A job ends and the next starts within a second (t-ranks: the same job
  * run again on the mount): its processes open samples anywhere in the
  * plan, an eighth of them near where the ended job's were.  None is left
@@ -403,6 +423,7 @@ int main(void)
 	test_tar_beside_loader();
 	test_no_follower();
 	test_followers_ended();
+	test_followers_ended_chance();
 	test_next_job();
 	test_chance_follower();
 	test_workers();
