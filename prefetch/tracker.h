@@ -190,7 +190,7 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * Lost: every access is a MISS but the one that finds the loader again:
  * 16 in a row in the first W positions of the next epoch switch to it
  * (NEXT_EPOCH); or the last DSFS_TRACKER_DETECT_SAMPLES distinct accesses
- * sit, all but an eighth, in the first positions of a candidate epoch (as
+ * sit, all but a quarter, in the first positions of a candidate epoch (as
  * detection tests them): the current one begun again, the next, up to 64
  * after it (the loader ran ahead, unheard while the page cache served it;
  * built at the first test, within the detection's budget), or the epoch

@@ -178,10 +178,14 @@ static bool all_at_start(const struct prefix *p,
 
 /*
  * Whether the loader is at the start of a candidate (a kept start p, or an
- * epoch ep whose whole order is held): the ring's misses sit there, or the
- * last RECENT accesses all do (the ring may still hold older misses, such
- * as a pass over the data between two jobs).  Candidates of fewer than
- * 4 (collected + 8 + W) positions are never tested: chance matches them.
+ * epoch ep whose whole order is held): the ring's misses sit there, all but
+ * a quarter (a job's last opens before it ended may lead them, and in a
+ * small epoch the new job's first misses, half its opens placed by chance
+ * elsewhere, reach past the limit), or the last RECENT accesses all do
+ * (the ring may still hold older misses, such as a pass over the data
+ * between two jobs).  Candidates of fewer than 4 (collected + 8 + W)
+ * positions are never tested: chance matches them (24 of 32 accesses
+ * within a quarter of an epoch: about once in 2^28).
  */
 bool dsfs_tracker_at_start(const struct dsfs_tracker *t,
 			   const struct prefix *p,
@@ -192,7 +196,7 @@ bool dsfs_tracker_at_start(const struct dsfs_tracker *t,
 	if (ep ? !ep->ready || ep->count < 4 * limit :
 		 !p->e || p->count < 4 * limit)
 		return false;
-	return all_at_start(p, ep, limit, t->ring, t->nring, t->nring / 8) ||
+	return all_at_start(p, ep, limit, t->ring, t->nring, t->nring / 4) ||
 	       (t->recent_pos >= RECENT &&
 		all_at_start(p, ep, limit, t->recent, RECENT, 0));
 }

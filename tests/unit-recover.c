@@ -7,10 +7,11 @@
  * the data) and retries; and accesses in no order never match by chance.
  * Also: with push, a rank sees only every eighth read, and the next epoch
  * still begins; and a small data set's loader is found again after another
- * job's epoch; and a loader many epochs on (epochs the page cache served)
- * is found again; a torch-random loader drawn another way than planned
- * (persistent workers, the sampler's own generator) is found and followed
- * that way.  No mount; single-threaded.
+ * job's epoch, or at the start of its own epoch begun again with a few of
+ * its old opens (strays) leading its misses; and a loader many epochs on
+ * (epochs the page cache served) is found again; a torch-random loader
+ * drawn another way than planned (persistent workers, the sampler's own
+ * generator) is found and followed that way.  No mount; single-threaded.
  */
 #include "config.h"
 
@@ -367,8 +368,65 @@ static void test_length_forgotten(void)
 	dsfs_tracker_free(t);
 }
 
+/*
+ * A small data set's job (n samples, a quarter for window) ends, a few of
+ * its late opens (strays) miss, and the same job starts again at once.
+ * The next epoch begins on its first opens (the last one is over), chance
+ * places many of them there, and it is lost after 64 misses: the first
+ * misses, which the strays lead, show the job's epoch start, and it is
+ * found there, before its misses move past it.
+ */
+static void test_strays_then_again(uint64_t n, unsigned strays)
+{
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct fed f = { 0 }, g = { 0 };
+	uint64_t count, c5, c7, i;
+	uint32_t *o5, *o6, *o7, *inv5, *inv7, k = 0;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_DISTRIBUTED, 23, 1);
+	o5 = unit_order(&c, n, 5, 0, &c5);
+	o6 = unit_order(&c, n, 6, 0, &count);
+	o7 = unit_order(&c, n, 7, 0, &c7);
+	inv5 = calloc(n, sizeof(*inv5));
+	inv7 = calloc(n, sizeof(*inv7));
+	CHECK(inv5 && inv7);
+	for (i = 0; i < n; i++) {
+		inv5[o5[i]] = (uint32_t)i;
+		inv7[o7[i]] = (uint32_t)i;
+	}
+	CHECK(dsfs_tracker_new(&c, n, 0, true, 5, n / 4, &t) == 0);
+	feed(t, o5, 0, c5, 1, &f);
+	feed(t, o6, 0, count, 1, &f);
+	state_is(t, DSFS_TRACKER_DETECTED, 6);
+	/* Strays: samples far into epoch 5 and past epoch 7's votes (its
+	 * first DSFS_TRACKER_VOTE_SPAN positions, at least). */
+	for (i = 0; i < n && k < strays; i++)
+		if (inv5[i] >= n / 2 && inv7[i] >= n / 2 &&
+		    inv7[i] >= DSFS_TRACKER_VOTE_SPAN) {
+			CHECK(dsfs_tracker_access(t, i) == DSFS_TRACK_MISS);
+			k++;
+		}
+	CHECK(k == strays);
+	feed(t, o5, 0, c5, 1, &g);
+	CHECK(g.first_found > 0 && g.first_found <= c5 / 2);
+	state_is(t, DSFS_TRACKER_DETECTED, 5);
+	free(inv5);
+	free(inv7);
+	free(o5);
+	free(o6);
+	free(o7);
+	dsfs_tracker_free(t);
+}
+
 int main(void)
 {
+	test_strays_then_again(400, 0);
+	test_strays_then_again(400, 4);
+	test_strays_then_again(400, 6);
+	test_strays_then_again(400, 8);
+	test_strays_then_again(800, 6);
+	test_strays_then_again(1600, 6);
 	test_other_way(true, false, false, 3000, 3000);
 	test_other_way(false, true, false, 3000, 3000);
 	test_other_way(false, false, true, 3000, 3000);
