@@ -196,7 +196,8 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * built at the first test, within the detection's budget), or the epoch
  * a new job starts at (the
  * configured epoch, or epoch_auto's candidates, whose starts the detection
- * kept), or for torch-random the current epoch and the next two as a
+ * kept), or for torch-random the epoch before the current one, the
+ * current and the next two as a
  * loader drawing its generator another way makes them (persistent
  * workers, the sampler's own generator, one permutation an epoch: options
  * the plan was not given), whose way the tracker then keeps

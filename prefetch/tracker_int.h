@@ -25,7 +25,7 @@
 #define RECENT 16	     /* last accesses kept: where the loader is now */
 #define KEEP_AFTER 4	     /* starts kept past the epoch detected */
 #define AHEAD_MAX 64	     /* lost: epochs past the next one tested */
-#define WAYS_EPOCHS 3	     /* lost, torch-random: epochs drawn other ways */
+#define WAYS_EPOCHS 4	     /* lost, torch-random: epochs drawn other ways */
 #define WAYS_MAX (5 * WAYS_EPOCHS) /* ... five other ways each */
 
 /* The start of a candidate epoch: (index, position) pairs sorted by index,

@@ -334,6 +334,49 @@ static void test_other_way(bool persistent, bool sampler_generator, bool one,
 }
 
 /*
+ * torch-random, persistent workers not given, and the tracker an epoch
+ * ahead of the loader when it is lost (in a small epoch, chance votes move
+ * a tracker following the planned way's order on to its next epoch; here
+ * the planned epoch 1 is read whole).  The loader's epoch 1 draws the
+ * generator's third permutation, which is also epoch 2 of the way that
+ * draws one permutation an epoch: it is found as drawn two an epoch, at
+ * epoch 1, and its epoch 2 is followed without a miss.
+ */
+static void test_way_epoch_behind(uint64_t n)
+{
+	struct dsfs_sampler_cfg c, way;
+	struct dsfs_tracker *t;
+	struct fed f = { 0 }, g = { 0 }, h = { 0 };
+	uint64_t count;
+	uint32_t *o;
+	struct dsfs_tracker_way w;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 17, 1);
+	way = c;
+	way.persistent_workers = true;
+	CHECK(dsfs_tracker_new(&c, n, 0, true, 0, n / 4, &t) == 0);
+	o = unit_order(&way, n, 0, 0, &count);
+	feed(t, o, 0, count, 1, &f);
+	free(o);
+	o = unit_order(&c, n, 1, 0, &count);
+	feed(t, o, 0, count, 1, &f);
+	free(o);
+	state_is(t, DSFS_TRACKER_DETECTED, 1);
+	o = unit_order(&way, n, 1, 0, &count);
+	feed(t, o, 0, count, 1, &g);
+	free(o);
+	w = dsfs_tracker_way(t);
+	CHECK(w.persistent_workers && !w.sampler_generator && !w.one_perm);
+	state_is(t, DSFS_TRACKER_DETECTED, 1);
+	o = unit_order(&way, n, 2, 0, &count);
+	feed(t, o, 0, count, 1, &h);
+	free(o);
+	CHECK(h.next == 1 && h.miss == 0);
+	state_is(t, DSFS_TRACKER_DETECTED, 2);
+	dsfs_tracker_free(t);
+}
+
+/*
  * A length learned (test_other_way) and then whole epochs read (a loop
  * no longer left early): two opens past the cut, and the length is
  * forgotten, the epoch whole again and followed to its end.
@@ -421,6 +464,8 @@ static void test_strays_then_again(uint64_t n, unsigned strays)
 
 int main(void)
 {
+	test_way_epoch_behind(800);
+	test_way_epoch_behind(3000);
 	test_strays_then_again(400, 0);
 	test_strays_then_again(400, 4);
 	test_strays_then_again(400, 6);
