@@ -194,13 +194,12 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * detection tests them): the current one begun again, the next, up to 64
  * after it (the loader ran ahead, unheard while the page cache served it;
  * built at the first test, within the detection's budget), or the epoch
- * a new job starts at (the
- * configured epoch, or epoch_auto's candidates, whose starts the detection
- * kept), or for torch-random the epoch before the current one, the
- * current and the next two as a
- * loader drawing its generator another way makes them (persistent
- * workers, the sampler's own generator, one permutation an epoch: options
- * the plan was not given), whose way the tracker then keeps
+ * a new job starts at (the configured epoch, or epoch_auto's candidates,
+ * whose starts the detection kept), or for torch-random the epoch before
+ * the current one, the current and the next two as a loader drawing its
+ * generator another way makes them (persistent workers, the sampler's own
+ * generator, one permutation an epoch: options the plan was not given),
+ * whose way the tracker then keeps
  * (dsfs_tracker_way()).  That access returns NEXT_EPOCH, or DETECTED when
  * a group's
  * candidate matched or detection had found none before.  While lost, the

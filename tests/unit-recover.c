@@ -49,6 +49,17 @@ static void feed(struct dsfs_tracker *t, const uint32_t *o, uint64_t from,
 	}
 }
 
+/* Feed the whole of epoch e drawn as c draws it. */
+static void feed_epoch(struct dsfs_tracker *t, const struct dsfs_sampler_cfg *c,
+		       uint64_t n, uint64_t e, struct fed *f)
+{
+	uint64_t count;
+	uint32_t *o = unit_order(c, n, e, 0, &count);
+
+	feed(t, o, 0, count, 1, f);
+	free(o);
+}
+
 static void state_is(struct dsfs_tracker *t, enum dsfs_tracker_mode mode,
 		     uint64_t epoch)
 {
@@ -347,30 +358,20 @@ static void test_way_epoch_behind(uint64_t n)
 	struct dsfs_sampler_cfg c, way;
 	struct dsfs_tracker *t;
 	struct fed f = { 0 }, g = { 0 }, h = { 0 };
-	uint64_t count;
-	uint32_t *o;
 	struct dsfs_tracker_way w;
 
 	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 17, 1);
 	way = c;
 	way.persistent_workers = true;
 	CHECK(dsfs_tracker_new(&c, n, 0, true, 0, n / 4, &t) == 0);
-	o = unit_order(&way, n, 0, 0, &count);
-	feed(t, o, 0, count, 1, &f);
-	free(o);
-	o = unit_order(&c, n, 1, 0, &count);
-	feed(t, o, 0, count, 1, &f);
-	free(o);
+	feed_epoch(t, &way, n, 0, &f);
+	feed_epoch(t, &c, n, 1, &f);
 	state_is(t, DSFS_TRACKER_DETECTED, 1);
-	o = unit_order(&way, n, 1, 0, &count);
-	feed(t, o, 0, count, 1, &g);
-	free(o);
+	feed_epoch(t, &way, n, 1, &g);
 	w = dsfs_tracker_way(t);
 	CHECK(w.persistent_workers && !w.sampler_generator && !w.one_perm);
 	state_is(t, DSFS_TRACKER_DETECTED, 1);
-	o = unit_order(&way, n, 2, 0, &count);
-	feed(t, o, 0, count, 1, &h);
-	free(o);
+	feed_epoch(t, &way, n, 2, &h);
 	CHECK(h.next == 1 && h.miss == 0);
 	state_is(t, DSFS_TRACKER_DETECTED, 2);
 	dsfs_tracker_free(t);
