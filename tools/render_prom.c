@@ -48,7 +48,8 @@ static const struct metric metrics[] = {
 	{ "push_bytes", "dsfs_push_bytes_total", COUNTER,
 	  "Bytes of those chunks." },
 	{ "push_skipped", "dsfs_push_skipped_total", COUNTER,
-	  "Fetched chunks not pushed (no kernel inode, evicted, changed)." },
+	  "Fetched chunks not pushed (read first, no kernel inode, evicted, "
+	  "changed)." },
 	{ "warmed", "dsfs_warmed_total", COUNTER,
 	  "The plan's files stat'ed ahead of a listing." },
 	{ "warm_bytes", "dsfs_warm_bytes", GAUGE,
