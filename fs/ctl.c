@@ -140,7 +140,7 @@ int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
 	cfg.fdpool = fs->fdpool;
 	cfg.direct_io = &fs->direct_io;
 	cfg.lead_bytes = dsfs_lead_bytes(fs);
-	cfg.depth = fs->opts.io_depth;
+	cfg.depth = fs->opts.fetch_depth;
 	cfg.names_changed = &fs->names_changed;
 	cfg.waited = &fs->waited;
 	cfg.names_listed = __atomic_load_n(&fs->names_listed, __ATOMIC_RELAXED);

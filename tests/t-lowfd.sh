@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-lowfd: the daemon serves any number of files under `ulimit -n 64`, concurrent readers of the same data share one fetch, and worker threads that cannot fit under the limit are refused.
+# t-lowfd: the daemon serves any number of files under `ulimit -n 64`, with or without a plan, concurrent readers of the same data share one fetch, and worker threads that cannot fit under the limit are refused.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -37,6 +37,34 @@ fds=$(ls "/proc/$pid/fd" | wc -l)
 ((fds <= 64)) || fail "daemon holds $fds fds"
 
 unmount_dsfs "$MNT"
+
+# With a plan, the fetch runs from the mount on, many reads in flight: each
+# holds its file's fd.  They must leave the loader's own reads and listings
+# the descriptors they need.
+say "a plan under ulimit -n 64: its fetch leaves the readers their files"
+"$MKTREE" "$SRC/planned" 2000 20 131072 13
+# Three cold mounts: the fetch overlaps the readers differently each time.
+for round in 1 2 3; do
+	sync; echo 3 >/proc/sys/vm/drop_caches
+	DSFS_NOFILE=64 mount_dsfs "$SRC" "$MNT" -o cache_size=512M,sampler=python-shuffle,seed=$round,layout=sorted,dataset=planned
+	pid=${DSFS_PID[$MNT]}
+	"$READCHECK" tree "$SRC/planned" "$MNT/planned" >"$WORK/tree.out" & tree=$!
+	if ! "$READCHECK" random "$SRC/planned" "$MNT/planned" 16 300 >"$WORK/rc.out"; then
+		tail -3 "$WORK/rc.out" >&2
+		fail "random reads differ with a plan under ulimit -n 64 (round $round)"
+	fi
+	if ! wait "$tree"; then
+		tail -3 "$WORK/tree.out" >&2
+		fail "tree differs with a plan under ulimit -n 64 (round $round)"
+	fi
+	prefetched=$(stat_of prefetch_bytes)
+	((prefetched > 0)) || fail "the plan fetched nothing (round $round)"
+	errors=$(stat_of errors)
+	((errors == 0)) || fail "$errors reads failed with a plan under ulimit -n 64"
+	fds=$(ls "/proc/$pid/fd" | wc -l)
+	((fds <= 64)) || fail "daemon holds $fds fds"
+	unmount_dsfs "$MNT"
+done
 
 say "more worker threads than the limit leaves room for: refused"
 rc=0
