@@ -141,6 +141,7 @@ int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
 	cfg.direct_io = &fs->direct_io;
 	cfg.lead_bytes = dsfs_lead_bytes(fs);
 	cfg.depth = fs->opts.fetch_depth;
+	cfg.depth_ahead = fs->opts.fetch_depth_ahead;
 	cfg.names_changed = &fs->names_changed;
 	cfg.waited = &fs->waited;
 	cfg.names_listed = __atomic_load_n(&fs->names_listed, __ATOMIC_RELAXED);

@@ -43,6 +43,7 @@ struct dsfs_opts {
 	struct dsfs_arena_cfg cache;	/* cache_size, hugepages, numa */
 	unsigned io_depth;	/* engine reads in flight */
 	unsigned fetch_depth;	/* the plan's reads in flight (fit_fetch) */
+	unsigned fetch_depth_ahead; /* and while it is ahead of the loader */
 	uint64_t whole_file_max; /* fetch files up to this size whole */
 	uint64_t readahead_max;	/* sequential read-ahead window limit */
 	uint64_t lead_max;	/* plan prefetch runs at most this far ahead */

@@ -81,7 +81,7 @@ static const struct fuse_opt dsfs_opt_table[] = {
 
 #define DEFAULT_TIMEOUT 86400.0
 #define DEFAULT_MAX_THREADS 16
-#define DEFAULT_IO_DEPTH 64
+#define DEFAULT_IO_DEPTH 256
 #define DEFAULT_CACHE_PERCENT 25
 #define DEFAULT_WHOLE_FILE_MAX (16ull << 20)
 #define DEFAULT_READAHEAD_MAX (64ull << 20)
@@ -454,12 +454,17 @@ static int check_fds(struct dsfs_opts *o)
  * reads in flight; 16 threads reading at random failed 1 to 45 of 3,200
  * reads of a 2,000-file tree while the plan fetched it).  The fetch keeps
  * at most half the pool in flight, the rest left to the workers.
+ * While it keeps ahead of the loader, a quarter of io_depth
+ * (scheduler.h's cfg.depth_ahead).
  */
 static void fit_fetch(struct dsfs_opts *o)
 {
-	unsigned half = o->max_open / 2 ? o->max_open / 2 : 1;
+	unsigned half = o->max_open / 2 ? o->max_open / 2 : 1,
+		 quarter = o->io_depth / 4 ? o->io_depth / 4 : 1;
 
 	o->fetch_depth = o->io_depth < half ? o->io_depth : half;
+	o->fetch_depth_ahead = quarter < o->fetch_depth ? quarter :
+							  o->fetch_depth;
 }
 
 static int validate(struct dsfs_opts *o)

@@ -103,6 +103,18 @@ void dsfs_boost_waited(uint64_t *waited, uint64_t now_ns)
 	__atomic_store_n(waited, now_ns, __ATOMIC_RELAXED);
 }
 
+/* The rule of dsfs_boost_behind for a note w read already. */
+static bool behind_at(uint64_t w, uint64_t now_ns)
+{
+	return w && now_ns < w + DSFS_BOOST_NS;
+}
+
+bool dsfs_boost_behind(const uint64_t *waited, uint64_t now_ns)
+{
+	return waited &&
+	       behind_at(__atomic_load_n(waited, __ATOMIC_RELAXED), now_ns);
+}
+
 void dsfs_boost_poll(struct dsfs_boost *b)
 {
 	uint64_t w;
@@ -115,7 +127,7 @@ void dsfs_boost_poll(struct dsfs_boost *b)
 		return; /* no note since it last looked */
 	b->seen = w;
 	/* Not a difference: a coarse clock's note may be a tick behind. */
-	on = mono_ns() < w + DSFS_BOOST_NS;
+	on = behind_at(w, mono_ns());
 	if (on == b->on)
 		return;
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),

@@ -84,6 +84,12 @@ void dsfs_boost_init(struct dsfs_boost *b, const uint64_t *waited);
  * which is never ahead of it): any thread, a relaxed store. */
 void dsfs_boost_waited(uint64_t *waited, uint64_t now_ns);
 
+/* Whether the fetch is behind at now_ns (as dsfs_boost_waited's clock):
+ * the shared word's last note is less than DSFS_BOOST_NS old (never with
+ * no note, or no word).  What a boosted thread follows; the plan's
+ * scheduler also sizes its reads in flight by it (prefetch/scheduler.h). */
+bool dsfs_boost_behind(const uint64_t *waited, uint64_t now_ns);
+
 /* Boost the calling thread, or let it go, as the shared word says;
  * nothing if it may not.  A clock read while boosted or after a new
  * note, a system call only when the answer changes.  A refusal leaves

@@ -57,7 +57,7 @@ static void fetch_done(void *arg, int result)
 	/* Waiting for room: come back when half the depth is free (or at
 	 * the last read, which the stopping thread waits for). */
 	if (!s->inflight || (s->idle && s->full &&
-			     s->inflight <= s->cfg.depth / 2))
+			     s->inflight <= s->depth / 2))
 		pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 }

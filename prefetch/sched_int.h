@@ -64,6 +64,7 @@ struct dsfs_sched {
 	bool repush;			/* see dsfs_sched_repush; written
 					   under lock, read relaxed too */
 	unsigned inflight;		/* reads submitted, not completed */
+	unsigned depth;			/* in flight at most now (depth_locked) */
 	bool stop;
 	/* sched_fetch.c's struct fetch of each read in flight: made by this
 	 * thread, given back by the engine's (own lock; see io_int.h's ops) */

@@ -199,6 +199,19 @@ static bool pushable_locked(const struct pick *pk, uint64_t next_use)
 	return pk->pos % pk->r->every != 0 && next_use >= pk->when;
 }
 
+/* The fetch's reads in flight at most while it is ahead of the loader. */
+static unsigned depth_ahead(const struct dsfs_sched *s)
+{
+	return s->cfg.depth_ahead ? s->cfg.depth_ahead : s->cfg.depth;
+}
+
+/* At most now: all of cfg.depth while the fetch is behind (scheduler.h). */
+static unsigned depth_locked(const struct dsfs_sched *s)
+{
+	return dsfs_boost_behind(s->cfg.waited, dsfs_sched_coarse_ns()) ?
+		s->cfg.depth : depth_ahead(s);
+}
+
 /*
  * The next sample to fetch: of the ranks following a plan, not blocked and
  * within their share of the lead budget, the one whose next sample is read
@@ -215,7 +228,8 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 	uint32_t i;
 
 	pk->r = NULL;
-	s->full = s->inflight >= s->cfg.depth;
+	s->depth = depth_locked(s);
+	s->full = s->inflight >= s->depth;
 	if (s->full)
 		return false;
 	for (i = 0; i < s->nranks; i++) {
@@ -251,7 +265,7 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 	/* Not before the loader's first open: a fetch that starts at the
 	 * mount is ahead of a loader still listing its data set. */
 	pk->near = s->reports &&
-		   pk->pos < pk->r->lead_from + 2 * (uint64_t)s->cfg.depth;
+		   pk->pos < pk->r->lead_from + 2 * (uint64_t)depth_ahead(s);
 	pk->r->lead_bytes += pk->size;
 	pk->r->fetched++;
 	return true;

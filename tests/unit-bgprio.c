@@ -4,8 +4,8 @@
  * nice, only where the kernel lets it return (CAP_SYS_NICE, or a nice
  * within RLIMIT_NICE), and leaves a policy it did not start with alone.
  * A boosted thread runs at DSFS_BOOST_NICE while the shared word is less
- * than DSFS_BOOST_NS old and at its own nice otherwise, only where the
- * kernel lets it lower its nice.  Each case in a child process (they
+ * than DSFS_BOOST_NS old and at its own nice otherwise (dsfs_boost_behind),
+ * only where the kernel lets it lower its nice.  Each case in a child process (they
  * change its uid, capabilities, limits, nice and policy).
  */
 #include "config.h"
@@ -88,6 +88,23 @@ static void boost_cycle(int own)
 	word -= DSFS_BOOST_NS;
 	dsfs_boost_poll(&b);
 	CHECK(!b.on && b.can && getpriority(PRIO_PROCESS, 0) == own);
+}
+
+/* Behind while the last note is less than DSFS_BOOST_NS old; never with
+ * no note or no word.  Any process may ask. */
+static void behind(void)
+{
+	uint64_t word = 0, t;
+
+	CHECK(!dsfs_boost_behind(NULL, mono_ns()));
+	CHECK(!dsfs_boost_behind(&word, mono_ns()));
+	dsfs_boost_waited(&word, mono_ns());
+	t = word;
+	CHECK(dsfs_boost_behind(&word, t));
+	CHECK(dsfs_boost_behind(&word, t + DSFS_BOOST_NS - 1));
+	CHECK(!dsfs_boost_behind(&word, t + DSFS_BOOST_NS));
+	/* A note a coarse clock's tick ahead of the clock asked. */
+	CHECK(dsfs_boost_behind(&word, t - 4000000));
 }
 
 /* Never boosted: it may not, or has no word, or a nice as low already. */
@@ -212,6 +229,7 @@ static void user_case(void)
 
 int main(void)
 {
+	behind();
 	in_child(geteuid() == 0 ? root_cases : user_case);
 	if (geteuid() == 0)
 		in_child(root_without_cap);
