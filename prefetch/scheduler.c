@@ -263,7 +263,9 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 	}
 	size_seen_locked(s, pk->size);
 	/* Not before the loader's first open: a fetch that starts at the
-	 * mount is ahead of a loader still listing its data set. */
+	 * mount is ahead of a loader still listing its data set.  Within
+	 * twice the depth ahead, not the depth behind: a window that grew
+	 * with the depth it turns on would keep it on. */
 	pk->near = s->reports &&
 		   pk->pos < pk->r->lead_from + 2 * (uint64_t)depth_ahead(s);
 	pk->r->lead_bytes += pk->size;
