@@ -199,17 +199,11 @@ static bool pushable_locked(const struct pick *pk, uint64_t next_use)
 	return pk->pos % pk->r->every != 0 && next_use >= pk->when;
 }
 
-/* The fetch's reads in flight at most while it is ahead of the loader. */
-static unsigned depth_ahead(const struct dsfs_sched *s)
-{
-	return s->cfg.depth_ahead ? s->cfg.depth_ahead : s->cfg.depth;
-}
-
 /* At most now: all of cfg.depth while the fetch is behind (scheduler.h). */
 static unsigned depth_locked(const struct dsfs_sched *s)
 {
 	return dsfs_boost_behind(s->cfg.waited, dsfs_sched_coarse_ns()) ?
-		s->cfg.depth : depth_ahead(s);
+		s->cfg.depth : s->cfg.depth_ahead;
 }
 
 /*
@@ -266,8 +260,8 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 	 * mount is ahead of a loader still listing its data set.  Within
 	 * twice the depth ahead, not the depth behind: a window that grew
 	 * with the depth it turns on would keep it on. */
-	pk->near = s->reports &&
-		   pk->pos < pk->r->lead_from + 2 * (uint64_t)depth_ahead(s);
+	pk->near = s->reports && pk->pos < pk->r->lead_from +
+						 2 * (uint64_t)s->cfg.depth_ahead;
 	pk->r->lead_bytes += pk->size;
 	pk->r->fetched++;
 	return true;

@@ -61,7 +61,7 @@ struct dsfs_sched_cfg {
 	/*
 	 * Prefetch reads in flight at most: `depth` while the fetch is
 	 * behind the loader (`waited` below, within DSFS_BOOST_NS), else
-	 * depth_ahead (0: depth).  A loader reading at the fetch's frontier
+	 * depth_ahead (1 to depth).  A loader reading at the fetch's frontier
 	 * waits on storage, which gives more the more reads it has; one
 	 * behind the fetch waits on none, and a deep queue there cost it
 	 * (more of the pushes came after the loader's reads).  On 2 CPUs,

@@ -60,7 +60,7 @@ for round in 1 2 3; do
 	prefetched=$(stat_of prefetch_bytes)
 	((prefetched > 0)) || fail "the plan fetched nothing (round $round)"
 	errors=$(stat_of errors)
-	((errors == 0)) || fail "$errors reads failed with a plan under ulimit -n 64"
+	((errors == 0)) || fail "$errors reads failed with a plan under ulimit -n 64 (round $round)"
 	fds=$(ls "/proc/$pid/fd" | wc -l)
 	((fds <= 64)) || fail "daemon holds $fds fds"
 	unmount_dsfs "$MNT"
