@@ -378,11 +378,30 @@ static int validate_cache(struct dsfs_opts *o)
 	return 0;
 }
 
+/*
+ * The daemon holds a pool of backing files' descriptors and one /dev/fuse
+ * descriptor per worker, and never uses select(): it raises its soft file
+ * limit to the hard one, so that the pool is sized by what the system
+ * allows and not by a shell's soft default (often 1024).  Where that fails
+ * the soft limit stays, and check_fds() fits the pool under it.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 /* Defaults that depend on the process's limits. */
 static void set_defaults(struct dsfs_opts *o)
 {
 	struct rlimit rl;
 	rlim_t n = 1024;
+
+	raise_nofile();
 
 	o->entry_timeout = o->attr_timeout = DEFAULT_TIMEOUT;
 	o->max_threads = DEFAULT_MAX_THREADS;

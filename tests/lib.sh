@@ -179,9 +179,10 @@ wait_ranks() {
 # the foreground, in the background, stderr to a log in $WORK, and wait until
 # MNT (absolute, resolved) is a mount of TYPE ("" for any).  The daemon is
 # recorded like mount_dsfs's (cleanup, reap, unmount_dsfs).  DSFS_NOFILE=N
-# sets its open-file limit; DSFS_MOUNT_WAIT=SECS how long to wait for the
-# mount (default 20); DSFS_CGROUP=DIR puts it in that cgroup (v1: a
-# directory with cgroup.procs).  SIGINT is reset to default: bash starts
+# sets its open-file limit, DSFS_NOFILE_SOFT=N the soft one alone;
+# DSFS_MOUNT_WAIT=SECS how long to wait for the mount (default 20);
+# DSFS_CGROUP=DIR puts it in that cgroup (v1: a directory with
+# cgroup.procs).  SIGINT is reset to default: bash starts
 # background jobs with it ignored, and libfuse leaves an ignored signal alone.
 mount_fuse() {
 	local type=$1 mnt=$2 log pid rc deadline
@@ -189,6 +190,7 @@ mount_fuse() {
 
 	log="$WORK/dsfs.$((++DSFS_NLOG)).log"
 	(
+		if [[ -n ${DSFS_NOFILE_SOFT:-} ]]; then ulimit -Sn "$DSFS_NOFILE_SOFT"; fi
 		if [[ -n ${DSFS_NOFILE:-} ]]; then ulimit -n "$DSFS_NOFILE"; fi
 		if [[ -n ${DSFS_CGROUP:-} ]]; then echo "$BASHPID" >"$DSFS_CGROUP/cgroup.procs"; fi
 		exec env --default-signal=INT "$@"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-lowfd: the daemon serves any number of files under `ulimit -n 64`, with or without a plan, concurrent readers of the same data share one fetch, and worker threads that cannot fit under the limit are refused.
+# t-lowfd: the daemon serves any number of files under `ulimit -n 64`, with or without a plan, concurrent readers of the same data share one fetch, worker threads that cannot fit under the limit are refused, and a low soft limit is raised to the hard one.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -72,3 +72,21 @@ rc=0
 ((rc == 1)) && grep -q "max_threads=64 .* the limit is 64" "$WORK/err" ||
 	fail "max_threads=64 under ulimit -n 64: rc $rc, $(cat "$WORK/err")"
 ! is_mounted "$MNT" || fail "mounted anyway"
+
+# A shell's soft limit (often 1024) under a higher hard one does not size
+# the pool: the daemon raises its soft limit to the hard one, and a
+# max_open that fits only under the hard limit is accepted and serves.
+hard=$(ulimit -Hn)
+if [[ $hard == unlimited ]] || ((hard < 1100)); then
+	say "skipped the soft-limit section: hard limit $hard"
+else
+	say "soft limit 128 under a hard limit of $hard: raised, max_open=1000 serves"
+	DSFS_NOFILE_SOFT=128 mount_dsfs "$SRC" "$MNT" -o cache_size=128M,max_open=1000
+	pid=${DSFS_PID[$MNT]}
+	soft=$(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits")
+	[[ $soft == "$hard" ]] || fail "soft limit $soft, not raised to the hard $hard"
+	sync; echo 3 >/proc/sys/vm/drop_caches
+	"$READCHECK" random "$SRC/many" "$MNT/many" 16 300 >/dev/null ||
+		fail "random reads differ with max_open=1000"
+	unmount_dsfs "$MNT"
+fi
