@@ -291,7 +291,7 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 				  DSFS_SAMPLER_TORCH_DISTRIBUTED :
 				  DSFS_SAMPLER_TORCH_RANDOM;
 	} else if (o->sampler && dsfs_sampler_from_name(o->sampler, &s->kind)) {
-		return refuse(why, whylen, "sampler=%s: unknown sampler; use none, sequential, torch-random, torch-distributed, python-shuffle, numpy-permutation or auto",
+		return refuse(why, whylen, "sampler=%s: unknown sampler; use none, sequential, torch-random, torch-distributed, python-shuffle, numpy-permutation, numpy-generator or auto",
 			      o->sampler);
 	}
 	if (s->kind == DSFS_SAMPLER_NONE) {

@@ -3,8 +3,8 @@
  * Samplers (see sampler.h): per kind, the seeding and the shuffle loop of the
  * library it models, transcribed from torch 1.13 (ATen randperm_cpu,
  * torch/utils/data/{sampler,dataloader,distributed}.py), CPython 3.11
- * (_randommodule.c, random.py) and numpy 1.24 (legacy _mt19937 seeding,
- * mtrand.pyx _shuffle_raw, distributions.c random_interval).
+ * (_randommodule.c, random.py) and numpy 1.24 (RandomState and
+ * default_rng; their shuffles in shuffle.c).
  *
  * Pure functions: any thread, no locks, no state kept between calls.  Cost:
  * O(n) time and 4 bytes per index; torch-random also skips the generator
@@ -20,6 +20,7 @@
 
 #include "mt19937.h"
 #include "sampler.h"
+#include "shuffle.h"
 
 static const char *const sampler_names[] = {
 	[DSFS_SAMPLER_NONE] = "none",
@@ -28,6 +29,7 @@ static const char *const sampler_names[] = {
 	[DSFS_SAMPLER_TORCH_DISTRIBUTED] = "torch-distributed",
 	[DSFS_SAMPLER_PYTHON_SHUFFLE] = "python-shuffle",
 	[DSFS_SAMPLER_NUMPY_PERMUTATION] = "numpy-permutation",
+	[DSFS_SAMPLER_NUMPY_GENERATOR] = "numpy-generator",
 };
 
 #define NKINDS (sizeof(sampler_names) / sizeof(sampler_names[0]))
@@ -55,7 +57,8 @@ static bool seeds_per_epoch(enum dsfs_sampler kind)
 {
 	return kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ||
 	       kind == DSFS_SAMPLER_PYTHON_SHUFFLE ||
-	       kind == DSFS_SAMPLER_NUMPY_PERMUTATION;
+	       kind == DSFS_SAMPLER_NUMPY_PERMUTATION ||
+	       kind == DSFS_SAMPLER_NUMPY_GENERATOR;
 }
 
 /* The seed the kind's generator gets in this epoch: 0 or -ERANGE. */
@@ -124,6 +127,13 @@ int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
 			return seed_error(
 				cfg, epoch, s.text,
 				"numpy RandomState() accepts only 0 <= seed < 2^32",
+				why, whylen);
+		return 0;
+	case DSFS_SAMPLER_NUMPY_GENERATOR:
+		if (s.negative)
+			return seed_error(
+				cfg, epoch, s.text,
+				"numpy default_rng() accepts only seeds >= 0",
 				why, whylen);
 		return 0;
 	default:
@@ -341,60 +351,28 @@ static int order_torch_distributed(const struct dsfs_sampler_cfg *cfg,
 	return 0;
 }
 
-/* CPython _randbelow(m), 1 <= m <= 2^31: getrandbits(bit_length(m)) until < m. */
-static uint32_t python_randbelow(struct dsfs_mt19937 *mt, uint32_t m)
+/* The generator of a script-side shuffle kind (shuffle.h). */
+static enum dsfs_shuffle_gen script_gen(enum dsfs_sampler kind)
 {
-	unsigned shift = (unsigned)__builtin_clz(m); /* 32 - bit_length(m) */
-	uint32_t r;
-
-	do
-		r = dsfs_mt_next32(mt) >> shift;
-	while (r >= m);
-	return r;
+	return kind == DSFS_SAMPLER_PYTHON_SHUFFLE ? DSFS_SHUFFLE_PYTHON :
+	       kind == DSFS_SAMPLER_NUMPY_PERMUTATION ?
+						     DSFS_SHUFFLE_NUMPY_LEGACY :
+						     DSFS_SHUFFLE_NUMPY_PCG64;
 }
 
-/* random.Random(s).shuffle(list(range(n))): init_by_array(|s| words). */
-static void order_python(const struct dsfs_seed *s, uint32_t n, uint32_t *a)
+/*
+ * python-shuffle, numpy-permutation, numpy-generator: the library's
+ * generator seeded with s (seed + epoch) shuffles list(range(n)) or
+ * arange(n) (permutation(n) is arange(n) shuffled).
+ */
+static void order_script(enum dsfs_sampler kind, const struct dsfs_seed *s,
+			 uint32_t n, uint32_t *a)
 {
-	static const uint32_t zero_key[1] = { 0 };
-	struct dsfs_mt19937 mt;
-	uint32_t i;
+	struct dsfs_shuffler g;
 
-	if (s->nwords)
-		dsfs_mt_init_by_array(&mt, s->w, s->nwords);
-	else
-		dsfs_mt_init_by_array(&mt, zero_key, 1);
+	dsfs_shuffler_seed(&g, script_gen(kind), s);
 	iota(a, n);
-	for (i = n; i-- > 1;)
-		swap(a, i, python_randbelow(&mt, i + 1));
-}
-
-/* numpy legacy random_interval(max): masked rejection on 32-bit outputs. */
-static uint32_t numpy_interval(struct dsfs_mt19937 *mt, uint32_t max)
-{
-	uint32_t mask = max, v;
-
-	mask |= mask >> 1;
-	mask |= mask >> 2;
-	mask |= mask >> 4;
-	mask |= mask >> 8;
-	mask |= mask >> 16;
-	do
-		v = dsfs_mt_next32(mt) & mask;
-	while (v > max);
-	return v;
-}
-
-/* RandomState(s).permutation(n): arange(n), then the legacy shuffle. */
-static void order_numpy(const struct dsfs_seed *s, uint32_t n, uint32_t *a)
-{
-	struct dsfs_mt19937 mt;
-	uint32_t i;
-
-	dsfs_mt_init_genrand(&mt, dsfs_seed_low32(s));
-	iota(a, n);
-	for (i = n; i-- > 1;)
-		swap(a, i, numpy_interval(&mt, i));
+	dsfs_shuffler_run(&g, a, n);
 }
 
 /* -EINVAL / -EFBIG for arguments no kind accepts, before any work. */
@@ -457,10 +435,9 @@ int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 		ret = order_torch_random(cfg, (uint32_t)n, c, epoch, a);
 		break;
 	case DSFS_SAMPLER_PYTHON_SHUFFLE:
-		order_python(&s, (uint32_t)n, a);
-		break;
 	case DSFS_SAMPLER_NUMPY_PERMUTATION:
-		order_numpy(&s, (uint32_t)n, a);
+	case DSFS_SAMPLER_NUMPY_GENERATOR:
+		order_script(cfg->kind, &s, (uint32_t)n, a);
 		break;
 	default:
 		iota(a, (uint32_t)n);

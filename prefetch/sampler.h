@@ -2,8 +2,8 @@
 /*
  * Samplers: the order in which a training loader reads the n samples of a
  * dataset in a given epoch, recomputed exactly as the loader's Python code
- * computes it (torch 1.13 and later, CPython 3.11, numpy legacy RandomState;
- * see shared/SAMPLERS.md and tests/t-sampler-golden.sh, which compares every
+ * computes it (torch 1.13 and later, CPython 3.11, numpy legacy RandomState
+ * and numpy 1.17's Generator; see shared/SAMPLERS.md and tests/t-sampler-golden.sh, which compares every
  * kind against the real libraries).
  *
  * No FUSE, no locks, no global state: any thread may call any function; the
@@ -29,6 +29,8 @@ enum dsfs_sampler {
 	DSFS_SAMPLER_PYTHON_SHUFFLE,
 	/* numpy.random.RandomState(seed + epoch).permutation(n) */
 	DSFS_SAMPLER_NUMPY_PERMUTATION,
+	/* numpy.random.default_rng(seed + epoch).permutation(n) */
+	DSFS_SAMPLER_NUMPY_GENERATOR,
 };
 
 /*
@@ -102,14 +104,15 @@ int dsfs_sampler_from_name(const char *s, enum dsfs_sampler *out);
  *     low 32 bits reach MT19937.
  *   python-shuffle: any integer (|seed| is used).
  *   numpy-permutation: RandomState() takes 0 <= seed < 2^32.
+ *   numpy-generator: default_rng() takes any seed >= 0.
  * O(1).
  */
 int dsfs_sampler_check(const struct dsfs_sampler_cfg *cfg, char *why,
 		       size_t whylen);
 
 /*
- * The same for a given epoch: torch-distributed, python-shuffle and
- * numpy-permutation seed their generator with seed + epoch, which may leave
+ * The same for a given epoch: torch-distributed, python-shuffle and the
+ * numpy kinds seed their generator with seed + epoch, which may leave
  * the range the library accepts (e.g. RandomState(2^32 - 1 + 1)) although
  * dsfs_sampler_check() passed.  dsfs_sampler_order() fails with the same
  * error; call this to get the message.  O(words of the seed).
@@ -136,7 +139,8 @@ int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
  *   torch-distributed: what rank `rank` of cfg->world reads, padding repeats
  *     included (or trimmed with drop_last): *count = num_samples, which may
  *     differ from n.
- *   python-shuffle, numpy-permutation: a permutation of 0 .. n-1.
+ *   python-shuffle, numpy-permutation, numpy-generator: a permutation of
+ *     0 .. n-1.
  * n = 0 gives an empty array (*order is still a valid pointer).
  * Errors: -EINVAL (kind none or unknown, world = 0, rank >= world,
  * num_samples, replacement or subset set for another kind than

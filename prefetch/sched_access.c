@@ -232,6 +232,7 @@ static const char *lost_also(enum dsfs_sampler kind)
 		return ", or the sampler's set_epoch() not called every epoch";
 	case DSFS_SAMPLER_PYTHON_SHUFFLE:
 	case DSFS_SAMPLER_NUMPY_PERMUTATION:
+	case DSFS_SAMPLER_NUMPY_GENERATOR:
 		return ", or a generator made once and drawn from every epoch, not seeded with seed + epoch each";
 	default:
 		return "";

@@ -39,7 +39,12 @@ exercises:
   python-shuffle     random.Random(seed + e).shuffle(list(range(n))),
                      negative and > 64-bit seeds.
   numpy-permutation  numpy.random.RandomState(seed + e).permutation(n),
-                     including seeds RandomState refuses (at some epochs).
+                     including seeds RandomState refuses (at some epochs);
+                     and its shuffle of a list, the same order.
+  numpy-generator    numpy.random.default_rng(seed + e).permutation(n)
+                     (PCG64 through SeedSequence), seeds of 1 to 5 words
+                     and ones default_rng refuses (negative); and its
+                     shuffle of a list.
   sequential         DataLoader(shuffle=False).
 """
 import collections
@@ -66,6 +71,8 @@ TORCH_WORKER_SEEDS = (42, -7, 2**64 - 1)
 PYTHON_SEEDS = (0, 1, 42, -1, -7, 2**32 + 5, 2**63 - 1, 2**64 - 1,
                 10**30, -10**30, 2**4000 + 12345)
 NUMPY_SEEDS = (0, 1, 42, -1, -7, 2**32 - 3, 2**32 + 5, 2**63 - 1, 2**64 - 1)
+# SeedSequence takes every word of the seed: pools of 1 to 5 words.
+NUMPY_GENERATOR_SEEDS = NUMPY_SEEDS + (2**96 - 2, 2**128 + 3, 10**40, -2)
 MAX_REPORTS = 20
 
 
@@ -373,17 +380,32 @@ def check_python(ck):
                           "random.Random(seed + epoch).shuffle")
 
 
-def check_numpy(ck):
+def check_numpy_kind(ck, kind, seeds, make, source):
+    """make(seed): the generator; its permutation(n) is the epoch's order,
+    and so is its shuffle of a list (checked for small n)."""
     for n in NS:
-        for seed in NUMPY_SEEDS:
+        for seed in seeds:
             for e in range(EPOCHS):
                 try:
-                    order = numpy.random.RandomState(seed + e).permutation(n)
-                    order = order.tolist()
+                    order = make(seed + e).permutation(n).tolist()
                 except ValueError:
                     order = None
-                ck.expect("numpy-permutation %d %d %d" % (seed, n, e), order,
-                          "RandomState(seed + epoch).permutation")
+                query = "%s %d %d %d" % (kind, seed, n, e)
+                ck.expect(query, order, source + ".permutation")
+                if order is not None and n <= 1000:
+                    x = list(range(n))
+                    make(seed + e).shuffle(x)
+                    ck.expect(query, x, source + ".shuffle(list)")
+
+
+def check_numpy(ck):
+    check_numpy_kind(ck, "numpy-permutation", NUMPY_SEEDS,
+                     numpy.random.RandomState, "RandomState(seed + epoch)")
+
+
+def check_numpy_generator(ck):
+    check_numpy_kind(ck, "numpy-generator", NUMPY_GENERATOR_SEEDS,
+                     numpy.random.default_rng, "default_rng(seed + epoch)")
 
 
 def check_sequential(ck):
@@ -407,6 +429,7 @@ def main():
                      ("torch-distributed", check_torch_distributed),
                      ("python-shuffle", check_python),
                      ("numpy-permutation", check_numpy),
+                     ("numpy-generator", check_numpy_generator),
                      ("sequential", check_sequential)):
         t = time.monotonic()
         fn(ck)

@@ -108,6 +108,7 @@ bad "the weights add up to 0" "$WSRC" "$MNT" -o "$W,weights=$WORK/w.zero"
 bad "no samples for layout=imagefolder" "$SRC" "$MNT" -o sampler=torch-random,seed=1
 bad "layout=list needs list=" "$SRC" "$MNT" -o sampler=sequential,layout=list
 bad seed=-1 "$SRC" "$MNT" -o sampler=numpy-permutation,seed=-1
+bad "default_rng() accepts only seeds >= 0" "$SRC" "$MNT" -o sampler=numpy-generator,seed=-3
 bad epoch=soon "$SRC" "$MNT" -o sampler=sequential,epoch=soon
 bad dataset=../up "$SRC" "$MNT" -o sampler=sequential,dataset=../up
 bad "sampler=auto works with seed=discover" "$SRC" "$MNT" -o sampler=auto,seed=5

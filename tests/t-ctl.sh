@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-ctl: the plan control channel: a new seed is followed and prefetched, a mount without a plan gets one and drops it, malformed commands and other users are refused with the plan unchanged, and the channel is in no listing.
+# t-ctl: the plan control channel: a new seed is followed and prefetched, a mount without a plan gets one and drops it, malformed commands and other users are refused with the plan unchanged, a numpy default_rng loader is followed, and the channel is in no listing.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -156,4 +156,27 @@ refused "seed=6" "Invalid argument" "seed= needs a plan"
 [[ $(stat_of plan.options) == '"sampler=numpy-permutation,seed=3,epoch=auto,'"$LISTING"'"' ]] ||
 	fail "the listing was not kept: $(stat_of plan.options)"
 "$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs"
+
+say "numpy-generator: epochs read in numpy's own default_rng(seed + epoch) order are followed"
+"$STATS" --set "sampler=numpy-generator,seed=9,epoch=auto" "$MNT" >/dev/null ||
+	fail "sampler=numpy-generator refused"
+# The files in index order (the layout's), then each epoch's permutation
+# drawn by numpy itself.
+"$DSFS" --print-plan "$SRC" -o "sampler=sequential,$LISTING" >"$WORK/files"
+/usr/bin/python3 - "$WORK/files" "$WORK/np" <<'PYEOF'
+import sys, numpy
+files = open(sys.argv[1]).read().splitlines()
+for e in (0, 1):
+    with open("%s.%d" % (sys.argv[2], e), "w") as f:
+        for i in numpy.random.default_rng(9 + e).permutation(len(files)):
+            f.write(files[i] + "\n")
+PYEOF
+for e in 0 1; do
+	r0=$(stat_of read_bytes) h0=$(stat_of hit_bytes)
+	read_in_order "$MNT/train" "$WORK/np.$e"
+	read=$(($(stat_of read_bytes) - r0)) hit=$(($(stat_of hit_bytes) - h0))
+	say "epoch $e: read $read bytes, $hit hits; $(stat_of plan.mispredictions) mispredictions, $(stat_of plan.detected)"
+	((read > 0 && hit * 100 >= read * 90)) || fail "numpy-generator epoch $e: hit_bytes $hit < 90% of read_bytes $read"
+done
+[[ $(stat_of plan.epoch) == 1 ]] || fail "numpy-generator: plan at epoch $(stat_of plan.epoch), not 1"
 unmount_dsfs "$MNT"

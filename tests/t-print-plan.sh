@@ -105,6 +105,10 @@ for seed in (0, 123, 2**32 - 3):
     for epoch in range(2):
         emit(f"sampler=numpy-permutation,seed={seed},epoch={epoch}",
              [int(i) for i in numpy.random.RandomState(seed + epoch).permutation(n)])
+for seed in (0, 123, 2**70 + 1):
+    for epoch in range(2):
+        emit(f"sampler=numpy-generator,seed={seed},epoch={epoch}",
+             [int(i) for i in numpy.random.default_rng(seed + epoch).permutation(n)])
 emit("sampler=sequential", range(n))
 PYEOF
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-sampler-golden: sampler-dump's orders equal those the real torch DataLoader/DistributedSampler, CPython random and numpy RandomState compute.
+# t-sampler-golden: sampler-dump's orders equal those the real torch DataLoader/DistributedSampler, CPython random, numpy RandomState and numpy default_rng compute.
 set -euo pipefail
 
 srcdir=${srcdir:-.}

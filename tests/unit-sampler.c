@@ -165,7 +165,7 @@ static void test_names(void)
 	enum dsfs_sampler k;
 	int i;
 
-	for (i = DSFS_SAMPLER_NONE; i <= DSFS_SAMPLER_NUMPY_PERMUTATION; i++) {
+	for (i = DSFS_SAMPLER_NONE; i <= DSFS_SAMPLER_NUMPY_GENERATOR; i++) {
 		CHECK(dsfs_sampler_name((enum dsfs_sampler)i) != NULL);
 		CHECK(dsfs_sampler_from_name(
 			      dsfs_sampler_name((enum dsfs_sampler)i), &k) ==
@@ -204,7 +204,8 @@ static void test_check(void)
 	const enum dsfs_sampler T = DSFS_SAMPLER_TORCH_RANDOM,
 				D = DSFS_SAMPLER_TORCH_DISTRIBUTED,
 				P = DSFS_SAMPLER_PYTHON_SHUFFLE,
-				N = DSFS_SAMPLER_NUMPY_PERMUTATION;
+				N = DSFS_SAMPLER_NUMPY_PERMUTATION,
+				G = DSFS_SAMPLER_NUMPY_GENERATOR;
 	struct dsfs_sampler_cfg cfg;
 	char why[200];
 
@@ -222,6 +223,11 @@ static void test_check(void)
 	CHECK(check_seed(N, "4294967296", 0) == -ERANGE);
 	CHECK(check_seed(N, "-1", 0) == -ERANGE);
 	CHECK(check_seed(N, "-1", 1) == 0);
+	CHECK(check_seed(G, "0", 0) == 0);
+	CHECK(check_seed(G, "340282366920938463463374607431768211456", 2) == 0);
+	CHECK(check_seed(G, "-1", 0) == -ERANGE);
+	CHECK(check_seed(G, "-2", 1) == -ERANGE);
+	CHECK(check_seed(G, "-2", 2) == 0);
 	cfg = cfg_of(N, "4294967295");
 	CHECK(dsfs_sampler_check_epoch(&cfg, 1, why, sizeof(why)) == -ERANGE);
 	CHECK(strstr(why, "epoch 1") && strstr(why, "4294967296"));
@@ -279,7 +285,8 @@ static void test_permutations(void)
 {
 	static const enum dsfs_sampler kinds[] = {
 		DSFS_SAMPLER_SEQUENTIAL, DSFS_SAMPLER_TORCH_RANDOM,
-		DSFS_SAMPLER_PYTHON_SHUFFLE, DSFS_SAMPLER_NUMPY_PERMUTATION
+		DSFS_SAMPLER_PYTHON_SHUFFLE, DSFS_SAMPLER_NUMPY_PERMUTATION,
+		DSFS_SAMPLER_NUMPY_GENERATOR
 	};
 	static const uint64_t ns[] = { 0, 1, 2, 3, 7, 1000 };
 	unsigned i, j, e;
