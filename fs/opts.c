@@ -61,6 +61,8 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	  offsetof(struct dsfs_opts, plan_opts.persistent_workers), 1 },
 	{ "sampler_generator",
 	  offsetof(struct dsfs_opts, plan_opts.sampler_generator), 1 },
+	{ "seeded_once", offsetof(struct dsfs_opts, plan_opts.seeded_once), 1 },
+	{ "inplace", offsetof(struct dsfs_opts, plan_opts.inplace), 1 },
 	{ "replacement", offsetof(struct dsfs_opts, plan_opts.replacement), 1 },
 	{ "subset", offsetof(struct dsfs_opts, plan_opts.subset), 1 },
 	{ "--print-plan", offsetof(struct dsfs_opts, print_plan), 1 },
@@ -146,6 +148,11 @@ static void usage(const char *prog)
 	       "    -o persistent_workers  torch-random: persistent_workers=True\n"
 	       "    -o sampler_generator   torch-random: the generator is given to\n"
 	       "                           RandomSampler only, not to DataLoader\n"
+	       "    -o seeded_once         python-shuffle, numpy-*: the script seeds\n"
+	       "                           its generator once, with seed, not with\n"
+	       "                           seed + epoch each epoch\n"
+	       "    -o inplace             python-shuffle, numpy-*: each epoch shuffles\n"
+	       "                           the list the last one left\n"
 	       "    -o num_samples=K       torch-random: RandomSampler(num_samples=K)\n"
 	       "    -o replacement         torch-random: RandomSampler(replacement=True)\n"
 	       "    -o subset              torch-random: SubsetRandomSampler(indices,\n"
@@ -617,7 +624,7 @@ enum dsfs_opts_result dsfs_opts_parse(int argc, char **argv,
 
 /* What a plan-change command may give (see ctl.c for layout, dataset,
  * list and weights, which only a mount without a plan yet accepts). */
-#define CMD_OPTS "sampler, seed, epoch, world, rank, ranks, drop_last, persistent_workers, sampler_generator, num_samples, replacement, subset, discover_threads and discover_range"
+#define CMD_OPTS "sampler, seed, epoch, world, rank, ranks, drop_last, persistent_workers, sampler_generator, seeded_once, inplace, num_samples, replacement, subset, discover_threads and discover_range"
 
 /* A command being parsed: fuse_opt stores values at the table's offsets
  * from the start of the data pointer, hence `o` first. */

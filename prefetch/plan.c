@@ -47,6 +47,7 @@ static const char *stray_option(const struct dsfs_plan_opts *o)
 	       o->drop_last ? "drop_last" :
 	       o->persistent_workers ? "persistent_workers" :
 	       o->sampler_generator ? "sampler_generator" :
+	       o->seeded_once ? "seeded_once" : o->inplace ? "inplace" :
 	       o->num_samples ? "num_samples" :
 	       o->replacement ? "replacement" :
 	       o->subset ? "subset" : o->weights ? "weights" :
@@ -320,6 +321,14 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 	if (o->sampler_generator && s->kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return refuse(why, whylen, "sampler_generator applies only to sampler=torch-random");
 	s->sampler_generator = o->sampler_generator != 0;
+	if ((o->seeded_once || o->inplace) &&
+	    s->kind != DSFS_SAMPLER_PYTHON_SHUFFLE &&
+	    s->kind != DSFS_SAMPLER_NUMPY_PERMUTATION &&
+	    s->kind != DSFS_SAMPLER_NUMPY_GENERATOR)
+		return refuse(why, whylen, "%s applies only to sampler=python-shuffle, numpy-permutation or numpy-generator (a shuffle the script runs itself)",
+			      o->seeded_once ? "seeded_once" : "inplace");
+	s->seeded_once = o->seeded_once != 0;
+	s->inplace = o->inplace != 0;
 	err = parse_num_samples(o, c, why, whylen);
 	if (!err)
 		err = parse_subset(o, c, why, whylen);
@@ -402,6 +411,8 @@ int dsfs_plan_opts_merge(struct dsfs_plan_opts *dst,
 				 base->sampler_generator;
 	dst->replacement = over->replacement || base->replacement;
 	dst->subset = over->subset || base->subset;
+	dst->seeded_once = over->seeded_once || base->seeded_once;
+	dst->inplace = over->inplace || base->inplace;
 	return 0;
 }
 
@@ -450,6 +461,10 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 		fprintf(f, ",persistent_workers");
 	if (s->sampler_generator)
 		fprintf(f, ",sampler_generator");
+	if (s->seeded_once)
+		fprintf(f, ",seeded_once");
+	if (s->inplace)
+		fprintf(f, ",inplace");
 	if (s->num_samples)
 		fprintf(f, ",num_samples=%llu",
 			(unsigned long long)s->num_samples);

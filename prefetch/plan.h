@@ -26,7 +26,7 @@ struct dsfs_plan_opts {
 	char *world, *rank, *ranks;
 	char *discover_threads, *discover_range, *num_samples, *weights;
 	int drop_last, persistent_workers, sampler_generator, replacement;
-	int subset;
+	int subset, seeded_once, inplace;
 };
 
 struct dsfs_plan_cfg {

@@ -52,20 +52,26 @@ int dsfs_sampler_from_name(const char *s, enum dsfs_sampler *out)
 	return -EINVAL;
 }
 
-/* Whether the kind seeds its generator with seed + epoch. */
-static bool seeds_per_epoch(enum dsfs_sampler kind)
+/* Whether the kind is a shuffle the training script runs (shuffle.h). */
+static bool script_kind(enum dsfs_sampler kind)
 {
-	return kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ||
-	       kind == DSFS_SAMPLER_PYTHON_SHUFFLE ||
+	return kind == DSFS_SAMPLER_PYTHON_SHUFFLE ||
 	       kind == DSFS_SAMPLER_NUMPY_PERMUTATION ||
 	       kind == DSFS_SAMPLER_NUMPY_GENERATOR;
+}
+
+/* Whether the sampler seeds its generator with seed + epoch. */
+static bool seeds_per_epoch(const struct dsfs_sampler_cfg *cfg)
+{
+	return cfg->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ||
+	       (script_kind(cfg->kind) && !cfg->seeded_once);
 }
 
 /* The seed the kind's generator gets in this epoch: 0 or -ERANGE. */
 static int epoch_seed(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
 		      struct dsfs_seed *out)
 {
-	if (!seeds_per_epoch(cfg->kind) || !epoch) {
+	if (!seeds_per_epoch(cfg) || !epoch) {
 		memcpy(out, &cfg->seed, sizeof(*out));
 		return 0;
 	}
@@ -80,7 +86,7 @@ static int seed_error(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
 {
 	if (!why || !whylen)
 		return -ERANGE;
-	if (seeds_per_epoch(cfg->kind) && epoch)
+	if (seeds_per_epoch(cfg) && epoch)
 		snprintf(why, whylen,
 			 "seed=%s: in epoch %" PRIu64 " the seed is %s, but %s",
 			 cfg->seed.text, epoch, value, rule);
@@ -362,17 +368,32 @@ static enum dsfs_shuffle_gen script_gen(enum dsfs_sampler kind)
 
 /*
  * python-shuffle, numpy-permutation, numpy-generator: the library's
- * generator seeded with s (seed + epoch) shuffles list(range(n)) or
- * arange(n) (permutation(n) is arange(n) shuffled).
+ * generator shuffles list(range(n)) or arange(n) (permutation(n) is
+ * arange(n) shuffled), seeded with seed + epoch.  With seeded_once or
+ * inplace the epochs before are replayed: one generator seeded with seed
+ * for all (seeded_once), one list shuffled again each epoch (inplace).
+ * 0, or -ERANGE (a seed + e dsfs_seed_add refuses; checked before).
  */
-static void order_script(enum dsfs_sampler kind, const struct dsfs_seed *s,
-			 uint32_t n, uint32_t *a)
+static int order_script(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
+			uint32_t n, uint32_t *a)
 {
+	uint64_t e = cfg->seeded_once || cfg->inplace ? 0 : epoch;
 	struct dsfs_shuffler g;
+	struct dsfs_seed s;
+	int err;
 
-	dsfs_shuffler_seed(&g, script_gen(kind), s);
-	iota(a, n);
-	dsfs_shuffler_run(&g, a, n);
+	for (; e <= epoch; e++) {
+		if (!cfg->seeded_once || !e) {
+			err = epoch_seed(cfg, e, &s); /* seed if seeded_once */
+			if (err)
+				return err;
+			dsfs_shuffler_seed(&g, script_gen(cfg->kind), &s);
+		}
+		if (!cfg->inplace || !e)
+			iota(a, n);
+		dsfs_shuffler_run(&g, a, n);
+	}
+	return 0;
 }
 
 /* -EINVAL / -EFBIG for arguments no kind accepts, before any work. */
@@ -393,6 +414,8 @@ static int order_args(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 	    cfg->kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return -EINVAL;
 	if (cfg->subset && (cfg->num_samples || cfg->replacement))
+		return -EINVAL;
+	if ((cfg->seeded_once || cfg->inplace) && !script_kind(cfg->kind))
 		return -EINVAL;
 	if (cfg->weights && (!cfg->replacement || !cfg->num_samples))
 		return -EINVAL;
@@ -437,7 +460,7 @@ int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 	case DSFS_SAMPLER_PYTHON_SHUFFLE:
 	case DSFS_SAMPLER_NUMPY_PERMUTATION:
 	case DSFS_SAMPLER_NUMPY_GENERATOR:
-		order_script(cfg->kind, &s, (uint32_t)n, a);
+		ret = order_script(cfg, epoch, (uint32_t)n, a);
 		break;
 	default:
 		iota(a, (uint32_t)n);

@@ -59,6 +59,12 @@ struct dsfs_sampler_cfg {
 	 * WeightedRandomSampler's n weights as weights.h keeps them
 	 * (normalised cumulative sums; the caller keeps them alive). */
 	const double *weights;
+	/* python-shuffle, numpy-permutation, numpy-generator: */
+	bool seeded_once;	 /* the generator is seeded once, with seed,
+				    and draws on epoch after epoch (not
+				    seeded with seed + epoch each) */
+	bool inplace;		 /* each epoch shuffles the list the last
+				    one left, not a fresh range(n) */
 	uint32_t world;		 /* torch-distributed: num_replicas, >= 1 */
 	bool drop_last;		 /* torch-distributed: drop_last */
 	/* For trackers (tracker.h), ignored by dsfs_sampler_order(): NULL,
@@ -112,7 +118,7 @@ int dsfs_sampler_check(const struct dsfs_sampler_cfg *cfg, char *why,
 
 /*
  * The same for a given epoch: torch-distributed, python-shuffle and the
- * numpy kinds seed their generator with seed + epoch, which may leave
+ * numpy kinds (unless seeded_once) seed their generator with seed + epoch, which may leave
  * the range the library accepts (e.g. RandomState(2^32 - 1 + 1)) although
  * dsfs_sampler_check() passed.  dsfs_sampler_order() fails with the same
  * error; call this to get the message.  O(words of the seed).
@@ -140,19 +146,25 @@ int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
  *     included (or trimmed with drop_last): *count = num_samples, which may
  *     differ from n.
  *   python-shuffle, numpy-permutation, numpy-generator: a permutation of
- *     0 .. n-1.
+ *     0 .. n-1: the generator seeded with seed + epoch shuffles 0 .. n-1;
+ *     with seeded_once, epoch e's is the (e+1)-th shuffle of one generator
+ *     seeded with seed; with inplace, each epoch shuffles the last one's
+ *     order again (both: one generator shuffling one list, e+1 times).
  * n = 0 gives an empty array (*order is still a valid pointer).
  * Errors: -EINVAL (kind none or unknown, world = 0, rank >= world,
  * num_samples, replacement or subset set for another kind than
  * torch-random, subset with either of the others, num_samples too large,
- * weights without replacement and num_samples),
+ * weights without replacement and num_samples, seeded_once or inplace for
+ * another kind than the script shuffles),
  * -ERANGE (seed + epoch not accepted: see dsfs_sampler_check_epoch()),
  * -EFBIG (n > DSFS_SAMPLER_MAX_N, or torch kinds with
  * n >= DSFS_SAMPLER_TORCH_MAX_N), -EOVERFLOW (torch-random: the outputs to
  * skip exceed 2^64), -ENOMEM.
  * Cost: O(n + count) time and memory; torch-random also skips
  * 2 * epoch * n MT19937 outputs, O(epoch * n) (about 1 ns each: epoch 100
- * of n = 10^7 costs about 2 s), so callers should cache the order of an epoch.
+ * of n = 10^7 costs about 2 s), and the script shuffles with seeded_once
+ * or inplace replay the epochs before, O(epoch * n) too, so callers should
+ * cache the order of an epoch.
  */
 int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 		       uint64_t epoch, uint32_t rank, uint32_t **order,

@@ -233,7 +233,7 @@ static const char *lost_also(enum dsfs_sampler kind)
 	case DSFS_SAMPLER_PYTHON_SHUFFLE:
 	case DSFS_SAMPLER_NUMPY_PERMUTATION:
 	case DSFS_SAMPLER_NUMPY_GENERATOR:
-		return ", or a generator made once and drawn from every epoch, not seeded with seed + epoch each";
+		return ", or seeded_once or inplace not given as the script seeds its generator and shuffles its list";
 	default:
 		return "";
 	}

@@ -45,6 +45,12 @@ exercises:
                      (PCG64 through SeedSequence), seeds of 1 to 5 words
                      and ones default_rng refuses (negative); and its
                      shuffle of a list.
+  seeded_once, inplace  the three script shuffles with a generator made
+                     once and drawing on epoch after epoch (rng.permutation
+                     each epoch), with one list shuffled again each epoch
+                     (random.Random(seed + e).shuffle(files)), and both
+                     (random.seed(seed), then random.shuffle(files) each
+                     epoch; numpy.random.seed and numpy.random.shuffle).
   sequential         DataLoader(shuffle=False).
 """
 import collections
@@ -408,6 +414,58 @@ def check_numpy_generator(ck):
                      numpy.random.default_rng, "default_rng(seed + epoch)")
 
 
+# The script shuffles: (kind, the generator from a seed).
+SCRIPT_GENS = (("python-shuffle", random.Random),
+               ("numpy-permutation", numpy.random.RandomState),
+               ("numpy-generator", numpy.random.default_rng))
+SCRIPT_SEEDS = (0, 42, 2**32 - 9)
+
+
+def fresh_list(kind, n):
+    return list(range(n)) if kind == "python-shuffle" else numpy.arange(n)
+
+
+def script_epochs(kind, make, seed, n, once, inplace):
+    """The orders of EPOCHS epochs of a script that seeds its generator once
+    (once) or with seed + epoch, and shuffles one list again (inplace) or a
+    fresh one each epoch."""
+    g = make(seed)
+    x = fresh_list(kind, n)
+    for e in range(EPOCHS):
+        if not once and e:
+            g = make(seed + e)
+        if not inplace and e:
+            x = fresh_list(kind, n)
+        g.shuffle(x)
+        yield [int(i) for i in x]
+
+
+def check_script_streams(ck):
+    modes = ((True, False, "--seeded-once"), (False, True, "--inplace"),
+             (True, True, "--seeded-once --inplace"))
+    for kind, make in SCRIPT_GENS:
+        for n in NS:
+            for seed in SCRIPT_SEEDS:
+                for once, inplace, flags in modes:
+                    for e, order in enumerate(script_epochs(
+                            kind, make, seed, n, once, inplace)):
+                        ck.expect("%s %d %d %d %s" % (kind, seed, n, e, flags),
+                                  order, "%s %s" % (make.__name__, flags))
+    # The module-level functions: one hidden generator, one list.
+    for n in (7, 1000):
+        random.seed(17)
+        x = list(range(n))
+        numpy.random.seed(17)
+        a = numpy.arange(n)
+        for e in range(EPOCHS):
+            random.shuffle(x)
+            numpy.random.shuffle(a)
+            ck.expect("python-shuffle 17 %d %d --seeded-once --inplace" % (n, e),
+                      x, "random.seed, random.shuffle")
+            ck.expect("numpy-permutation 17 %d %d --seeded-once --inplace"
+                      % (n, e), a.tolist(), "numpy.random.seed, .shuffle")
+
+
 def check_sequential(ck):
     for n in NS:
         loader = DataLoader(Indices(n), batch_size=1 if n <= 1000 else 1000,
@@ -430,12 +488,16 @@ def main():
                      ("python-shuffle", check_python),
                      ("numpy-permutation", check_numpy),
                      ("numpy-generator", check_numpy_generator),
+                     ("seeded_once, inplace", check_script_streams),
                      ("sequential", check_sequential)):
         t = time.monotonic()
+        before = [sum(c.values()) for c in (ck.queries, ck.orders,
+                                             ck.refusals)]
         fn(ck)
-        print("  %-18s %5d queries, %5d library orders and %3d refusals compared (%.1fs)"
-              % (name, ck.queries[name], ck.orders[name], ck.refusals[name],
-                 time.monotonic() - t))
+        q, o, r = (sum(c.values()) - b for c, b in
+                   zip((ck.queries, ck.orders, ck.refusals), before))
+        print("  %-21s %5d queries, %5d library orders and %3d refusals compared (%.1fs)"
+              % (name, q, o, r, time.monotonic() - t))
     print("  draw accounting: %d generator states matched the model" % ck.draws)
     if ck.dump.close():
         ck.fail("sampler-dump --batch", "exit status", "non-zero")

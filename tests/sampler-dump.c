@@ -6,6 +6,7 @@
  *   sampler-dump KIND SEED N EPOCH [--world W] [--rank R] [--drop-last]
  *                [--persistent] [--sampler-generator] [--num-samples K]
  *                [--replacement] [--subset] [--weights FILE]
+ *                [--seeded-once] [--inplace]
  *       prints the indices, space separated, on one line; exit 1 with a
  *       message on stderr when the sampler refuses, 2 on a usage error.
  *   sampler-dump --batch
@@ -69,6 +70,10 @@ static int parse_options(int argc, char **argv, struct query *q, char *why,
 			q->cfg.subset = true;
 		} else if (!strcmp(argv[i], "--sampler-generator")) {
 			q->cfg.sampler_generator = true;
+		} else if (!strcmp(argv[i], "--seeded-once")) {
+			q->cfg.seeded_once = true;
+		} else if (!strcmp(argv[i], "--inplace")) {
+			q->cfg.inplace = true;
 		} else if (!strcmp(argv[i], "--num-samples") && i + 1 < argc) {
 			if (dsfs_parse_u64(argv[++i], 1, UINT64_MAX,
 					   &q->cfg.num_samples))

@@ -109,6 +109,8 @@ bad "no samples for layout=imagefolder" "$SRC" "$MNT" -o sampler=torch-random,se
 bad "layout=list needs list=" "$SRC" "$MNT" -o sampler=sequential,layout=list
 bad seed=-1 "$SRC" "$MNT" -o sampler=numpy-permutation,seed=-1
 bad "default_rng() accepts only seeds >= 0" "$SRC" "$MNT" -o sampler=numpy-generator,seed=-3
+bad "seeded_once applies only to sampler=python-shuffle" "$SRC" "$MNT" -o sampler=torch-random,seed=1,seeded_once
+bad "inplace= needs a plan" "$SRC" "$MNT" -o inplace
 bad epoch=soon "$SRC" "$MNT" -o sampler=sequential,epoch=soon
 bad dataset=../up "$SRC" "$MNT" -o sampler=sequential,dataset=../up
 bad "sampler=auto works with seed=discover" "$SRC" "$MNT" -o sampler=auto,seed=5

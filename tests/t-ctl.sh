@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-ctl: the plan control channel: a new seed is followed and prefetched, a mount without a plan gets one and drops it, malformed commands and other users are refused with the plan unchanged, a numpy default_rng loader is followed, and the channel is in no listing.
+# t-ctl: the plan control channel: a new seed is followed and prefetched, a mount without a plan gets one and drops it, malformed commands and other users are refused with the plan unchanged, loaders that shuffle with numpy default_rng or random.shuffle are followed, and the channel is in no listing.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -157,26 +157,43 @@ refused "seed=6" "Invalid argument" "seed= needs a plan"
 	fail "the listing was not kept: $(stat_of plan.options)"
 "$READCHECK" tree "$SRC" "$MNT" >/dev/null || fail "tree differs"
 
-say "numpy-generator: epochs read in numpy's own default_rng(seed + epoch) order are followed"
-"$STATS" --set "sampler=numpy-generator,seed=9,epoch=auto" "$MNT" >/dev/null ||
-	fail "sampler=numpy-generator refused"
-# The files in index order (the layout's), then each epoch's permutation
-# drawn by numpy itself.
-"$DSFS" --print-plan "$SRC" -o "sampler=sequential,$LISTING" >"$WORK/files"
-/usr/bin/python3 - "$WORK/files" "$WORK/np" <<'PYEOF'
-import sys, numpy
+# follow_script PLAN MODE: with the plan switched to PLAN, two epochs read
+# in the order the library itself draws (MODE: numpy, default_rng(9 +
+# epoch).permutation; python, random.seed(13) once and random.shuffle of
+# one list each epoch) are followed: 90% of the bytes hit, epoch 1 placed.
+follow_script() {
+	local e r0 h0 read hit
+
+	"$STATS" --set "$1" "$MNT" >/dev/null || fail "$1 refused"
+	# The files in index order (the layout's), then each epoch's order
+	# drawn by the library.
+	"$DSFS" --print-plan "$SRC" -o "sampler=sequential,$LISTING" >"$WORK/files"
+	/usr/bin/python3 - "$WORK/files" "$WORK/order" "$2" <<'PYEOF'
+import random, sys, numpy
 files = open(sys.argv[1]).read().splitlines()
+if sys.argv[3] == "python":
+    random.seed(13)
 for e in (0, 1):
+    if sys.argv[3] == "python":
+        random.shuffle(files)
+        order = files
+    else:
+        p = numpy.random.default_rng(9 + e).permutation(len(files))
+        order = [files[i] for i in p]
     with open("%s.%d" % (sys.argv[2], e), "w") as f:
-        for i in numpy.random.default_rng(9 + e).permutation(len(files)):
-            f.write(files[i] + "\n")
+        f.writelines(x + "\n" for x in order)
 PYEOF
-for e in 0 1; do
-	r0=$(stat_of read_bytes) h0=$(stat_of hit_bytes)
-	read_in_order "$MNT/train" "$WORK/np.$e"
-	read=$(($(stat_of read_bytes) - r0)) hit=$(($(stat_of hit_bytes) - h0))
-	say "epoch $e: read $read bytes, $hit hits; $(stat_of plan.mispredictions) mispredictions, $(stat_of plan.detected)"
-	((read > 0 && hit * 100 >= read * 90)) || fail "numpy-generator epoch $e: hit_bytes $hit < 90% of read_bytes $read"
-done
-[[ $(stat_of plan.epoch) == 1 ]] || fail "numpy-generator: plan at epoch $(stat_of plan.epoch), not 1"
+	for e in 0 1; do
+		r0=$(stat_of read_bytes) h0=$(stat_of hit_bytes)
+		read_in_order "$MNT/train" "$WORK/order.$e"
+		read=$(($(stat_of read_bytes) - r0)) hit=$(($(stat_of hit_bytes) - h0))
+		say "$1, epoch $e: read $read bytes, $hit hits; $(stat_of plan.mispredictions) mispredictions, $(stat_of plan.detected)"
+		((read > 0 && hit * 100 >= read * 90)) || fail "$1, epoch $e: hit_bytes $hit < 90% of read_bytes $read"
+	done
+	[[ $(stat_of plan.epoch) == 1 ]] || fail "$1: plan at epoch $(stat_of plan.epoch), not 1"
+}
+
+say "script shuffles: epochs read in the library's own order are followed"
+follow_script "sampler=numpy-generator,seed=9,epoch=auto" numpy
+follow_script "sampler=python-shuffle,seed=13,seeded_once,inplace,epoch=auto" python
 unmount_dsfs "$MNT"

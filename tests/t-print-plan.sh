@@ -109,6 +109,19 @@ for seed in (0, 123, 2**70 + 1):
     for epoch in range(2):
         emit(f"sampler=numpy-generator,seed={seed},epoch={epoch}",
              [int(i) for i in numpy.random.default_rng(seed + epoch).permutation(n)])
+# A generator made once (seeded_once), one list shuffled again (inplace).
+rng = numpy.random.default_rng(31)
+random.seed(31)
+files = list(range(n))
+a = numpy.arange(n)
+for epoch in range(3):
+    emit(f"sampler=numpy-generator,seed=31,seeded_once,epoch={epoch}",
+         [int(i) for i in rng.permutation(n)])
+    random.shuffle(files)
+    emit(f"sampler=python-shuffle,seed=31,seeded_once,inplace,epoch={epoch}", files)
+    numpy.random.RandomState(31 + epoch).shuffle(a)
+    emit(f"sampler=numpy-permutation,seed=31,inplace,epoch={epoch}",
+         [int(i) for i in a])
 emit("sampler=sequential", range(n))
 PYEOF
 

@@ -260,6 +260,16 @@ static void test_order_errors(void)
 	      -EFBIG);
 	cfg = cfg_of(DSFS_SAMPLER_NUMPY_PERMUTATION, "4294967295");
 	CHECK(dsfs_sampler_order(&cfg, 10, 1, 0, &o, &c) == -ERANGE);
+	cfg.seeded_once = true; /* RandomState(4294967295) every epoch */
+	CHECK(dsfs_sampler_order(&cfg, 10, 1, 0, &o, &c) == 0);
+	free(o);
+	o = NULL;
+	cfg = cfg_of(DSFS_SAMPLER_TORCH_RANDOM, "1");
+	cfg.inplace = true;
+	CHECK(dsfs_sampler_order(&cfg, 10, 0, 0, &o, &c) == -EINVAL);
+	cfg = cfg_of(DSFS_SAMPLER_TORCH_DISTRIBUTED, "1");
+	cfg.seeded_once = true;
+	CHECK(dsfs_sampler_order(&cfg, 10, 0, 0, &o, &c) == -EINVAL);
 	cfg = cfg_of(DSFS_SAMPLER_TORCH_RANDOM, "1");
 	CHECK(dsfs_sampler_order(&cfg, 1000, UINT64_MAX / 4, 0, &o, &c) ==
 	      -EOVERFLOW);
