@@ -166,10 +166,30 @@ void dsfs_sched_publish_now_locked(struct dsfs_sched *s)
 	s->planned = now != DSFS_CACHE_NEVER;
 }
 
+/* log_way for a script shuffle (python-shuffle, the numpy kinds). */
+static void log_script_way(struct dsfs_sched *s, const struct dsfs_tracker *t)
+{
+	struct dsfs_tracker_way w = dsfs_tracker_way(t);
+
+	if (w.seeded_once == s->way.seeded_once &&
+	    w.inplace == s->way.inplace)
+		return;
+	s->way = w;
+	dsfs_warn("plan: the script seeds its generator %s and shuffles %s: following it so; mount with %s to follow it from the start",
+		  w.seeded_once ? "once, with the seed," :
+				  "with seed + epoch each epoch",
+		  w.inplace ? "one list again each epoch" :
+			      "a fresh list each epoch",
+		  w.seeded_once && w.inplace ? "-o seeded_once,inplace" :
+		  w.seeded_once		     ? "-o seeded_once" :
+		  w.inplace		     ? "-o inplace" :
+						"neither seeded_once nor inplace");
+}
+
 /*
- * A torch-random loader found drawing from its generator another way than
- * the plan says (tracker.h dsfs_tracker_way): say which, once each time it
- * changes, with the options that give it.
+ * A torch-random loader, or a script shuffle, found drawing from its
+ * generator another way than the plan says (tracker.h dsfs_tracker_way):
+ * say which, once each time it changes, with the options that give it.
  */
 static void log_way(struct dsfs_sched *s, const struct dsfs_tracker *t)
 {
@@ -178,6 +198,12 @@ static void log_way(struct dsfs_sched *s, const struct dsfs_tracker *t)
 	bool pw, sg, one, perms;
 	char k[128];
 
+	if (p->kind == DSFS_SAMPLER_PYTHON_SHUFFLE ||
+	    p->kind == DSFS_SAMPLER_NUMPY_PERMUTATION ||
+	    p->kind == DSFS_SAMPLER_NUMPY_GENERATOR) {
+		log_script_way(s, t);
+		return;
+	}
 	if (p->kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return;
 	w = dsfs_tracker_way(t);

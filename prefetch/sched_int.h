@@ -90,9 +90,9 @@ struct dsfs_sched {
 	 * Protected by lock. */
 	struct dsfs_sampler_cfg sampler;
 	uint32_t *canon;		/* sampler.canon's, or NULL */
-	struct dsfs_tracker_way way;	/* torch-random: the way the loader
-					   was last said to draw (log_way);
-					   under lock */
+	struct dsfs_tracker_way way;	/* torch-random, script shuffles: the
+					   way the loader was last said to
+					   draw (log_way); under lock */
 	bool discovered;
 	bool planned;			/* the time now last published is not
 					   NEVER; under lock */

@@ -643,6 +643,8 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 		.persistent_workers = p->sampler.persistent_workers,
 		.sampler_generator = p->sampler.sampler_generator,
 		.one_perm = p->sampler.subset,
+		.seeded_once = p->sampler.seeded_once,
+		.inplace = p->sampler.inplace,
 	};
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);

@@ -195,11 +195,12 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * after it (the loader ran ahead, unheard while the page cache served it;
  * built at the first test, within the detection's budget), or the epoch
  * a new job starts at (the configured epoch, or epoch_auto's candidates,
- * whose starts the detection kept), or for torch-random the epoch before
- * the current one, the current and the next two as a loader drawing its
- * generator another way makes them (persistent workers, the sampler's own
- * generator, one permutation an epoch: options the plan was not given),
- * whose way the tracker then keeps (dsfs_tracker_way()).  That access
+ * whose starts the detection kept), or for torch-random and the script
+ * shuffles the epoch before the current one, the current and the next two
+ * as a loader drawing its generator another way makes them (persistent
+ * workers, the sampler's own generator, one permutation an epoch; a
+ * generator seeded once, a list shuffled in place: options the plan was
+ * not given), whose way the tracker then keeps (dsfs_tracker_way()).  That access
  * returns NEXT_EPOCH, or DETECTED when a group's candidate matched or
  * detection had found none before.  While lost, the candidates move on an
  * epoch per count accesses, as the loader does.
@@ -281,6 +282,7 @@ struct dsfs_tracker_way {
 	bool persistent_workers, sampler_generator, one_perm;
 	uint64_t num_samples;	/* one_perm: the samples an epoch the loader
 				   was found to read, 0 when not learned */
+	bool seeded_once, inplace;	/* the script shuffles' */
 };
 struct dsfs_tracker_way dsfs_tracker_way(const struct dsfs_tracker *t);
 

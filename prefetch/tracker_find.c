@@ -291,16 +291,26 @@ void dsfs_tracker_ring_add(struct dsfs_tracker *t, uint64_t idx)
 		t->nring++;
 }
 
-uint64_t dsfs_tracker_candidate_work(const struct dsfs_tracker *t, uint64_t e)
+uint64_t dsfs_tracker_candidate_work_as(const struct dsfs_tracker *t,
+					const struct dsfs_sampler_cfg *c,
+					uint64_t e)
 {
-	uint64_t count = dsfs_sampler_count(&t->cfg, t->n), skip;
+	uint64_t count = dsfs_sampler_count(c, t->n), skip;
 
-	if (t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM)
+	if (c->seeded_once || c->inplace) /* the epochs before replayed */
+		return e < UINT64_MAX / 4 / (t->n + 1) ? (e + 1) * t->n :
+							  UINT64_MAX / 2;
+	if (c->kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return t->n;
-	if (dsfs_sampler_torch_skip(&t->cfg, t->n, e, &skip) ||
+	if (dsfs_sampler_torch_skip(c, t->n, e, &skip) ||
 	    skip > UINT64_MAX / 4)
 		return UINT64_MAX / 2;
 	return skip + count;
+}
+
+uint64_t dsfs_tracker_candidate_work(const struct dsfs_tracker *t, uint64_t e)
+{
+	return dsfs_tracker_candidate_work_as(t, &t->cfg, e);
 }
 
 /* Forget the epochs ahead and those drawn other ways (the loader is

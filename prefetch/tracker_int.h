@@ -25,8 +25,9 @@
 #define RECENT 16	     /* last accesses kept: where the loader is now */
 #define KEEP_AFTER 4	     /* starts kept past the epoch detected */
 #define AHEAD_MAX 64	     /* lost: epochs past the next one tested */
-#define WAYS_EPOCHS 4	     /* lost, torch-random: epochs drawn other ways */
-#define WAYS_MAX (5 * WAYS_EPOCHS) /* ... five other ways each */
+#define WAYS_EPOCHS 4	     /* lost: epochs drawn other ways */
+#define WAYS_MAX (5 * WAYS_EPOCHS) /* ... five other ways each at most
+				      (torch-random; a script shuffle 3) */
 
 /* The start of a candidate epoch: (index, position) pairs sorted by index,
  * the positions below a limit (of each rank of a group). */
@@ -100,7 +101,7 @@ struct dsfs_tracker {
 	 * when the plan says otherwise (ways_build); ways_built once per
 	 * time lost. */
 	struct prefix ways[WAYS_MAX];
-	uint8_t way_of[WAYS_MAX];	/* index in tracker_find.c's table */
+	uint8_t way_of[WAYS_MAX];	/* index in tracker_way.c's table */
 	uint32_t nways;
 	bool ways_built;
 	/* torch-random, one permutation an epoch (cfg.subset): where the
@@ -189,8 +190,12 @@ int dsfs_tracker_prefix_build_as(struct dsfs_tracker *t,
 bool dsfs_tracker_at_start(const struct dsfs_tracker *t,
 			   const struct prefix *p,
 			   const struct dsfs_tracker_epoch *ep);
-/* What building candidate e costs, in MT19937 outputs (or positions). */
+/* What building candidate e costs, in MT19937 outputs (or positions),
+ * drawn as t->cfg draws, or as c does. */
 uint64_t dsfs_tracker_candidate_work(const struct dsfs_tracker *t, uint64_t e);
+uint64_t dsfs_tracker_candidate_work_as(const struct dsfs_tracker *t,
+					const struct dsfs_sampler_cfg *c,
+					uint64_t e);
 /* A lost access: remembered, and now and then the candidates tested. */
 int dsfs_tracker_recover(struct dsfs_tracker *t, uint64_t idx);
 /* An access while detecting: collected, and the candidates tested once

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * torch-random (tracker_int.h): the ways a loader draws from its generator
- * that its options decide, tried while lost when the plan says otherwise
- * (a loader option the plan was not given), and the length of an epoch
+ * torch-random and the script shuffles (tracker_int.h): the ways a loader
+ * draws from its generator that its options decide, tried while lost when
+ * the plan says otherwise (an option the plan was not given), and, for
+ * torch-random, the length of an epoch
  * that draws one permutation, learned when the loader leaves two epochs
  * in a row at the same place (num_samples not given).  Single-threaded:
  * the caller's lock, as for tracker.c.
@@ -29,45 +30,80 @@
  * loader at epoch 1 for good, and without sampler_generator the detection
  * finds nothing.
  */
+/*
+ * The script shuffles (python-shuffle, the numpy kinds): a generator
+ * seeded with seed + epoch each epoch or once (seeded_once), shuffling a
+ * fresh list or the last epoch's again (inplace).  Epoch 0 is the same
+ * every way; a script that seeds once or shuffles in place loses the plan
+ * at epoch 1 for good.
+ */
 static const struct way {
+	bool script; /* one of the script shuffles' ways, else torch-random's */
 	bool persistent_workers, sampler_generator, one;
+	bool seeded_once, inplace;
 } way_table[] = {
-	{ false, false, false }, { true, false, false }, { false, true, false },
-	{ false, false, true },	 { true, false, true },	 { false, true, true },
+	{ false, false, false, false, false, false },
+	{ false, true, false, false, false, false },
+	{ false, false, true, false, false, false },
+	{ false, false, false, true, false, false },
+	{ false, true, false, true, false, false },
+	{ false, false, true, true, false, false },
+	{ true, false, false, false, false, false },
+	{ true, false, false, false, true, false },
+	{ true, false, false, false, false, true },
+	{ true, false, false, false, true, true },
 };
 
 #define NWAYS (sizeof(way_table) / sizeof(way_table[0]))
+
+static bool script_kind(enum dsfs_sampler kind)
+{
+	return kind == DSFS_SAMPLER_PYTHON_SHUFFLE ||
+	       kind == DSFS_SAMPLER_NUMPY_PERMUTATION ||
+	       kind == DSFS_SAMPLER_NUMPY_GENERATOR;
+}
 
 /* Whether way w draws as t->cfg does. */
 static bool way_is_now(const struct dsfs_tracker *t, unsigned w)
 {
 	const struct way *x = &way_table[w];
 
+	if (x->script)
+		return x->seeded_once == t->cfg.seeded_once &&
+		       x->inplace == t->cfg.inplace;
 	return x->sampler_generator == t->cfg.sampler_generator &&
 	       (x->sampler_generator ||
 		x->persistent_workers == t->cfg.persistent_workers) &&
 	       x->one == t->cfg.subset;
 }
 
-/* Whether the plan's sampler may draw way w: with num_samples or
- * replacement given, the permutations drawn are theirs (and one an epoch
- * is a num_samples below n). */
+/* Whether the plan's sampler may draw way w: its kind's, and for
+ * torch-random with num_samples or replacement given, the permutations
+ * drawn are theirs (and one an epoch is a num_samples below n). */
 static bool way_possible(const struct dsfs_tracker *t, unsigned w)
 {
-	return !way_table[w].one ||
-	       (!t->cfg.num_samples && !t->cfg.replacement);
+	if (way_table[w].script)
+		return script_kind(t->cfg.kind);
+	return t->cfg.kind == DSFS_SAMPLER_TORCH_RANDOM &&
+	       (!way_table[w].one ||
+		(!t->cfg.num_samples && !t->cfg.replacement));
 }
 
 static void way_apply(struct dsfs_sampler_cfg *c, unsigned w)
 {
+	if (way_table[w].script) {
+		c->seeded_once = way_table[w].seeded_once;
+		c->inplace = way_table[w].inplace;
+		return;
+	}
 	c->persistent_workers = way_table[w].persistent_workers;
 	c->sampler_generator = way_table[w].sampler_generator;
 	c->subset = way_table[w].one;
 }
 
 /*
- * Lost, torch-random: the starts of the epoch before the current one, the
- * current and the next two (epochs 0 to 3 when the detection found none,
+ * Lost, torch-random or a script shuffle: the starts of the epoch before
+ * the current one, the current and the next two (epochs 0 to 3 when the detection found none,
  * or the current is 0) drawn the other ways, built at the first test, once
  * per time lost, within the detection's budget.  The epoch before: in a
  * small epoch a tracker following the planned way's order, not the
@@ -83,7 +119,8 @@ static void ways_build(struct dsfs_tracker *t)
 	struct dsfs_sampler_cfg c = t->cfg;
 	unsigned w;
 
-	if (t->ways_built || t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM)
+	if (t->ways_built || (t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM &&
+			       !script_kind(t->cfg.kind)))
 		return;
 	t->ways_built = true;
 	for (w = 0; w < NWAYS; w++) {
@@ -91,7 +128,7 @@ static void ways_build(struct dsfs_tracker *t)
 			continue;
 		way_apply(&c, w);
 		for (e = e0; e < e0 + WAYS_EPOCHS && t->nways < WAYS_MAX; e++) {
-			work += dsfs_tracker_candidate_work(t, e);
+			work += dsfs_tracker_candidate_work_as(t, &c, e);
 			if (work > budget)
 				break;
 			if (!dsfs_tracker_prefix_build_as(t, &c, t->rank, 1, e,
@@ -298,5 +335,7 @@ struct dsfs_tracker_way dsfs_tracker_way(const struct dsfs_tracker *t)
 		.sampler_generator = t->cfg.sampler_generator,
 		.one_perm = t->cfg.subset,
 		.num_samples = t->learned,
+		.seeded_once = t->cfg.seeded_once,
+		.inplace = t->cfg.inplace,
 	};
 }
