@@ -9,7 +9,7 @@
 
 #include "pcg64.h"
 
-#define POOL 4		 /* SeedSequence's default pool_size */
+#define POOL 4 /* SeedSequence's default pool_size */
 #define INIT_A 0x43b0d7e5u
 #define MULT_A 0x931e8875u
 #define INIT_B 0x8b51f9ddu
@@ -18,8 +18,8 @@
 #define MIX_MULT_R 0x4973f715u
 #define XSHIFT 16
 
-#define PCG_MULT ((unsigned __int128)0x2360ed051fc65da4ull << 64 | \
-		  0x4385df649fccf645ull)
+#define PCG_MULT \
+	((unsigned __int128)0x2360ed051fc65da4ull << 64 | 0x4385df649fccf645ull)
 
 static uint32_t hashmix(uint32_t value, uint32_t *hash_const)
 {
@@ -47,17 +47,16 @@ static void mix_entropy(uint32_t pool[POOL], const uint32_t *e, size_t len)
 	for (src = 0; src < POOL; src++)
 		for (dst = 0; dst < POOL; dst++)
 			if (src != dst)
-				pool[dst] = mix(pool[dst],
-						hashmix(pool[src], &hc));
+				pool[dst] =
+					mix(pool[dst], hashmix(pool[src], &hc));
 	for (src = POOL; src < len; src++)
 		for (dst = 0; dst < POOL; dst++)
 			pool[dst] = mix(pool[dst], hashmix(e[src], &hc));
 }
 
-/* SeedSequence.generate_state(2, np.uint64)... as n 64-bit words: pairs
- * of 32-bit words, the first of each the low half. */
-static void generate_state(const uint32_t pool[POOL], uint64_t *out,
-			   size_t n)
+/* SeedSequence.generate_state(n, np.uint64): 2n 32-bit words hashed from
+ * the pool in turn, paired little-endian (the first the low half). */
+static void generate_state(const uint32_t pool[POOL], uint64_t *out, size_t n)
 {
 	uint32_t hc = INIT_B, v[2];
 	size_t i, k = 0;
@@ -79,8 +78,7 @@ static void step(struct dsfs_pcg64 *g)
 	g->state = g->state * PCG_MULT + g->inc;
 }
 
-void dsfs_pcg64_seed(struct dsfs_pcg64 *g, const uint32_t *entropy,
-		     size_t len)
+void dsfs_pcg64_seed(struct dsfs_pcg64 *g, const uint32_t *entropy, size_t len)
 {
 	uint32_t pool[POOL];
 	uint64_t w[4];

@@ -19,8 +19,8 @@
 
 struct dsfs_pcg64 {
 	unsigned __int128 state, inc;
-	uint32_t half;	 /* the high half of the last 64-bit output */
-	bool has_half;	 /* next32 returns `half` next */
+	uint32_t half; /* the high half of the last 64-bit output */
+	bool has_half; /* next32 returns `half` next */
 };
 
 /*
@@ -29,8 +29,7 @@ struct dsfs_pcg64 {
  * The sequence's pool of 4 words is mixed from them and 8 words drawn from
  * it make the LCG's initial state and increment.
  */
-void dsfs_pcg64_seed(struct dsfs_pcg64 *g, const uint32_t *entropy,
-		     size_t len);
+void dsfs_pcg64_seed(struct dsfs_pcg64 *g, const uint32_t *entropy, size_t len);
 
 /* The next 64-bit output. */
 uint64_t dsfs_pcg64_next64(struct dsfs_pcg64 *g);

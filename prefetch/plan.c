@@ -321,10 +321,7 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 	if (o->sampler_generator && s->kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return refuse(why, whylen, "sampler_generator applies only to sampler=torch-random");
 	s->sampler_generator = o->sampler_generator != 0;
-	if ((o->seeded_once || o->inplace) &&
-	    s->kind != DSFS_SAMPLER_PYTHON_SHUFFLE &&
-	    s->kind != DSFS_SAMPLER_NUMPY_PERMUTATION &&
-	    s->kind != DSFS_SAMPLER_NUMPY_GENERATOR)
+	if ((o->seeded_once || o->inplace) && !dsfs_sampler_script(s->kind))
 		return refuse(why, whylen, "%s applies only to sampler=python-shuffle, numpy-permutation or numpy-generator (a shuffle the script runs itself)",
 			      o->seeded_once ? "seeded_once" : "inplace");
 	s->seeded_once = o->seeded_once != 0;

@@ -52,8 +52,7 @@ int dsfs_sampler_from_name(const char *s, enum dsfs_sampler *out)
 	return -EINVAL;
 }
 
-/* Whether the kind is a shuffle the training script runs (shuffle.h). */
-static bool script_kind(enum dsfs_sampler kind)
+bool dsfs_sampler_script(enum dsfs_sampler kind)
 {
 	return kind == DSFS_SAMPLER_PYTHON_SHUFFLE ||
 	       kind == DSFS_SAMPLER_NUMPY_PERMUTATION ||
@@ -64,7 +63,7 @@ static bool script_kind(enum dsfs_sampler kind)
 static bool seeds_per_epoch(const struct dsfs_sampler_cfg *cfg)
 {
 	return cfg->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ||
-	       (script_kind(cfg->kind) && !cfg->seeded_once);
+	       (dsfs_sampler_script(cfg->kind) && !cfg->seeded_once);
 }
 
 /* The seed the kind's generator gets in this epoch: 0 or -ERANGE. */
@@ -415,7 +414,8 @@ static int order_args(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 		return -EINVAL;
 	if (cfg->subset && (cfg->num_samples || cfg->replacement))
 		return -EINVAL;
-	if ((cfg->seeded_once || cfg->inplace) && !script_kind(cfg->kind))
+	if ((cfg->seeded_once || cfg->inplace) &&
+	    !dsfs_sampler_script(cfg->kind))
 		return -EINVAL;
 	if (cfg->weights && (!cfg->replacement || !cfg->num_samples))
 		return -EINVAL;

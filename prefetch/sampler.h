@@ -96,6 +96,10 @@ uint64_t dsfs_sampler_padded(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 int dsfs_sampler_torch_skip(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 			    uint64_t epoch, uint64_t *skip);
 
+/* Whether kind is a shuffle the training script runs itself (shuffle.h):
+ * python-shuffle, numpy-permutation, numpy-generator. */
+bool dsfs_sampler_script(enum dsfs_sampler kind);
+
 /* "none", "sequential", "torch-random", ...; NULL for an unknown value. */
 const char *dsfs_sampler_name(enum dsfs_sampler kind);
 /* The kind named s (exact, lower case): 0 or -EINVAL. */

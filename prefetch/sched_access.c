@@ -198,9 +198,7 @@ static void log_way(struct dsfs_sched *s, const struct dsfs_tracker *t)
 	bool pw, sg, one, perms;
 	char k[128];
 
-	if (p->kind == DSFS_SAMPLER_PYTHON_SHUFFLE ||
-	    p->kind == DSFS_SAMPLER_NUMPY_PERMUTATION ||
-	    p->kind == DSFS_SAMPLER_NUMPY_GENERATOR) {
+	if (dsfs_sampler_script(p->kind)) {
 		log_script_way(s, t);
 		return;
 	}

@@ -3,10 +3,10 @@
  * torch-random and the script shuffles (tracker_int.h): the ways a loader
  * draws from its generator that its options decide, tried while lost when
  * the plan says otherwise (an option the plan was not given), and, for
- * torch-random, the length of an epoch
- * that draws one permutation, learned when the loader leaves two epochs
- * in a row at the same place (num_samples not given).  Single-threaded:
- * the caller's lock, as for tracker.c.
+ * torch-random, the length of an epoch that draws one permutation, learned
+ * when the loader leaves two epochs in a row at the same place
+ * (num_samples not given).  Single-threaded: the caller's lock, as for
+ * tracker.c.
  */
 #include "config.h"
 
@@ -29,13 +29,12 @@
  * is the same all but the sampler_generator way, so the others lose the
  * loader at epoch 1 for good, and without sampler_generator the detection
  * finds nothing.
- */
-/*
- * The script shuffles (python-shuffle, the numpy kinds): a generator
- * seeded with seed + epoch each epoch or once (seeded_once), shuffling a
- * fresh list or the last epoch's again (inplace).  Epoch 0 is the same
- * every way; a script that seeds once or shuffles in place loses the plan
- * at epoch 1 for good.
+ *
+ * The script shuffles (python-shuffle, the numpy kinds, `script`): a
+ * generator seeded with seed + epoch each epoch or once (seeded_once),
+ * shuffling a fresh list or the last epoch's again (inplace).  Epoch 0 is
+ * the same every way; a script that seeds once or shuffles in place loses
+ * the plan at epoch 1 for good.
  */
 static const struct way {
 	bool script; /* one of the script shuffles' ways, else torch-random's */
@@ -55,13 +54,6 @@ static const struct way {
 };
 
 #define NWAYS (sizeof(way_table) / sizeof(way_table[0]))
-
-static bool script_kind(enum dsfs_sampler kind)
-{
-	return kind == DSFS_SAMPLER_PYTHON_SHUFFLE ||
-	       kind == DSFS_SAMPLER_NUMPY_PERMUTATION ||
-	       kind == DSFS_SAMPLER_NUMPY_GENERATOR;
-}
 
 /* Whether way w draws as t->cfg does. */
 static bool way_is_now(const struct dsfs_tracker *t, unsigned w)
@@ -83,7 +75,7 @@ static bool way_is_now(const struct dsfs_tracker *t, unsigned w)
 static bool way_possible(const struct dsfs_tracker *t, unsigned w)
 {
 	if (way_table[w].script)
-		return script_kind(t->cfg.kind);
+		return dsfs_sampler_script(t->cfg.kind);
 	return t->cfg.kind == DSFS_SAMPLER_TORCH_RANDOM &&
 	       (!way_table[w].one ||
 		(!t->cfg.num_samples && !t->cfg.replacement));
@@ -120,7 +112,7 @@ static void ways_build(struct dsfs_tracker *t)
 	unsigned w;
 
 	if (t->ways_built || (t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM &&
-			       !script_kind(t->cfg.kind)))
+			       !dsfs_sampler_script(t->cfg.kind)))
 		return;
 	t->ways_built = true;
 	for (w = 0; w < NWAYS; w++) {
