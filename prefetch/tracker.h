@@ -200,9 +200,9 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * as a loader drawing its generator another way makes them (persistent
  * workers, the sampler's own generator, one permutation an epoch; a
  * generator seeded once, a list shuffled in place: options the plan was
- * not given), whose way the tracker then keeps (dsfs_tracker_way()).  That access
- * returns NEXT_EPOCH, or DETECTED when a group's candidate matched or
- * detection had found none before.  While lost, the candidates move on an
+ * not given), whose way the tracker then keeps (dsfs_tracker_way()).
+ * That access returns NEXT_EPOCH, or DETECTED when a group's candidate
+ * matched or detection had found none before.  While lost, the candidates move on an
  * epoch per count accesses, as the loader does.
  * Candidates need count >= 4 (collected + 8 + W') so that chance cannot
  * match them, W' being W or, when less, an eighth of this rank's samples

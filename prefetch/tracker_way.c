@@ -94,14 +94,15 @@ static void way_apply(struct dsfs_sampler_cfg *c, unsigned w)
 }
 
 /*
- * Lost, torch-random or a script shuffle: the starts of the epoch before
- * the current one, the current and the next two (epochs 0 to 3 when the detection found none,
- * or the current is 0) drawn the other ways, built at the first test, once
- * per time lost, within the detection's budget.  The epoch before: in a
- * small epoch a tracker following the planned way's order, not the
- * loader's, is moved on to its next epoch by chance votes now and then;
- * and the loader's epoch e drawn two permutations an epoch is epoch 2e
- * drawn one, so the way found at a later epoch could be the wrong one.
+ * Lost: the starts of the epoch before the current one, the current and
+ * the next two (epochs 0 to 3 when the detection found none, or the
+ * current is 0) drawn the other ways of the plan's kind (way_possible:
+ * none but torch-random's and the script shuffles'), built at the first
+ * test, once per time lost, within the detection's budget.  The epoch
+ * before: in a small epoch a tracker following the planned way's order,
+ * not the loader's, is moved on to its next epoch by chance votes now and
+ * then; and the loader's epoch e drawn two permutations an epoch is epoch
+ * 2e drawn one, so the way found at a later epoch could be the wrong one.
  * O(ways * e * n).
  */
 static void ways_build(struct dsfs_tracker *t)
@@ -111,8 +112,7 @@ static void ways_build(struct dsfs_tracker *t)
 	struct dsfs_sampler_cfg c = t->cfg;
 	unsigned w;
 
-	if (t->ways_built || (t->cfg.kind != DSFS_SAMPLER_TORCH_RANDOM &&
-			       !dsfs_sampler_script(t->cfg.kind)))
+	if (t->ways_built)
 		return;
 	t->ways_built = true;
 	for (w = 0; w < NWAYS; w++) {
