@@ -221,7 +221,7 @@ class Report:
         read = self.busy_per_gb("storage", "fio-qd32")
         cached = self.busy_per_gb("img", "dsfs-cached-t4")
         cpus = r.m("cpus", 0, int)
-        if None in (read, cached, cpus):
+        if None in (read, cached, cpus) or not read + cached:
             return None, None, None, None
         mbps = cpus / (read + cached) * 1e3
         return read, cached, mbps, ratio(mbps, self.limit())
@@ -376,7 +376,7 @@ class Report:
                        num(statistics.median(raw_us), "%.1f"),
                        num(min(ds_us), "%.1f"), num(max(ds_us), "%.1f"),
                        num(min(raw_us), "%.1f"), num(max(raw_us), "%.1f"),
-                       num(statistics.median(raw_us) / statistics.median(ds_us), "%.2fx"),
+                       num(ratio(statistics.median(raw_us), statistics.median(ds_us)), "%.2fx"),
                        why))
         self.p()
         self.floor_pairs()
@@ -405,7 +405,7 @@ class Report:
                    num(self.fig.get("pairs"), "%.2fx"), num(st.daemon, "%.2f"),
                    num(statistics.median(fl_us), "%.1f") if fl_us else "—",
                    num(statistics.median(raw_us), "%.1f") if raw_us else "—",
-                   num(statistics.median(raw_us) / statistics.median(fl_us), "%.2fx")
+                   num(ratio(statistics.median(raw_us), statistics.median(fl_us)), "%.2fx")
                    if raw_us and fl_us else "—",
                    "What it leaves of raw XFS's files/s is the kernel's own FUSE path "
                    "(a FUSE file's open, flush and release, and the revalidation of "
