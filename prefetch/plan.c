@@ -528,6 +528,17 @@ int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 	return -ENOENT;
 }
 
+int dsfs_plan_check_epoch(const struct dsfs_plan_cfg *cfg,
+			  const struct dsfs_layout *l, uint64_t epoch,
+			  char *why, size_t whylen)
+{
+	struct dsfs_sampler_cfg s = cfg->sampler;
+
+	s.weights = dsfs_layout_weights(l);
+	return dsfs_sampler_check_replay(&s, dsfs_layout_count(l), epoch, why,
+					 whylen);
+}
+
 bool dsfs_plan_layout_warning(const struct dsfs_plan_cfg *cfg,
 			      const struct dsfs_layout *l, char *buf,
 			      size_t size)
@@ -566,6 +577,8 @@ int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 	sampler = cfg->sampler;
 	sampler.weights = dsfs_layout_weights(layout);
 	err = dsfs_sampler_check_epoch(&sampler, epoch, why, whylen);
+	if (!err)
+		err = dsfs_plan_check_epoch(cfg, layout, epoch, why, whylen);
 	if (!err) {
 		err = dsfs_sampler_order(&sampler, n, epoch, rank, &order,
 					 &count);

@@ -260,6 +260,36 @@ static void torch_multinomial(struct dsfs_mt19937 *mt, const double *cum,
 	}
 }
 
+uint64_t dsfs_sampler_replay(const struct dsfs_sampler_cfg *cfg, uint64_t n,
+			     uint64_t epoch)
+{
+	uint64_t skip, steps;
+
+	if (cfg->kind == DSFS_SAMPLER_TORCH_RANDOM)
+		return dsfs_sampler_torch_skip(cfg, n, epoch, &skip) ?
+			       UINT64_MAX :
+			       skip / 16;
+	if (!dsfs_sampler_script(cfg->kind) ||
+	    !(cfg->seeded_once || cfg->inplace))
+		return 0;
+	return __builtin_mul_overflow(epoch, n, &steps) ? UINT64_MAX : steps;
+}
+
+int dsfs_sampler_check_replay(const struct dsfs_sampler_cfg *cfg, uint64_t n,
+			      uint64_t epoch, char *why, size_t whylen)
+{
+	uint64_t replay = dsfs_sampler_replay(cfg, n, epoch);
+
+	if (replay <= DSFS_SAMPLER_MAX_REPLAY)
+		return 0;
+	if (why && whylen)
+		snprintf(why, whylen,
+			 "epoch=%" PRIu64 ": sampler=%s reaches epoch %" PRIu64
+			 " of %" PRIu64 " samples only by redoing the epochs before it, more work than dsfs takes on (2^33 shuffle steps, a minute or two of a CPU); give the loader's epoch, or epoch=auto",
+			 epoch, dsfs_sampler_name(cfg->kind), epoch, n);
+	return replay == UINT64_MAX ? -EOVERFLOW : -E2BIG;
+}
+
 /* The count indices of the epoch into a.  -EOVERFLOW, -ENOMEM or 0. */
 static int order_torch_random(const struct dsfs_sampler_cfg *cfg, uint32_t n,
 			      uint64_t count, uint64_t epoch, uint32_t *a)
@@ -436,6 +466,8 @@ int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 	ret = order_args(cfg, n, rank);
 	if (!ret)
 		ret = dsfs_sampler_check_epoch(cfg, epoch, NULL, 0);
+	if (!ret)
+		ret = dsfs_sampler_check_replay(cfg, n, epoch, NULL, 0);
 	if (ret)
 		return ret;
 	ret = epoch_seed(cfg, epoch, &s);

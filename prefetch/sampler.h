@@ -96,6 +96,29 @@ uint64_t dsfs_sampler_padded(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 int dsfs_sampler_torch_skip(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 			    uint64_t epoch, uint64_t *skip);
 
+/*
+ * The most replay dsfs_sampler_order() takes on, in shuffle steps: the
+ * work of redoing the epochs before the one asked for (torch-random's
+ * skipped generator outputs, 16 to a step; the script shuffles' earlier
+ * shuffles under seeded_once or inplace, n steps an epoch).  A step is
+ * about 10 ns (a script shuffle's draw and swap) and a skipped output
+ * about 0.3 ns, so the limit, 2^33 steps, is a minute or two of a CPU.
+ * It refuses a mistyped epoch= at once where it would take days, and
+ * still follows n = 10^6 samples shuffled in place for 8,000 epochs.
+ */
+#define DSFS_SAMPLER_MAX_REPLAY (1ULL << 33)
+
+/* The replay of epoch `epoch` over n samples in those steps: 0 for the
+ * kinds that seed each epoch afresh, UINT64_MAX past 2^64.  O(1). */
+uint64_t dsfs_sampler_replay(const struct dsfs_sampler_cfg *cfg, uint64_t n,
+			     uint64_t epoch);
+
+/* 0, or -E2BIG with a one-line reason naming epoch= in why
+ * (NUL-terminated, truncated to whylen) when that replay is more than
+ * DSFS_SAMPLER_MAX_REPLAY (-EOVERFLOW past 2^64).  O(1). */
+int dsfs_sampler_check_replay(const struct dsfs_sampler_cfg *cfg, uint64_t n,
+			      uint64_t epoch, char *why, size_t whylen);
+
 /* Whether kind is a shuffle the training script runs itself (shuffle.h):
  * python-shuffle, numpy-permutation, numpy-generator. */
 bool dsfs_sampler_script(enum dsfs_sampler kind);
@@ -163,7 +186,8 @@ int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
  * -ERANGE (seed + epoch not accepted: see dsfs_sampler_check_epoch()),
  * -EFBIG (n > DSFS_SAMPLER_MAX_N, or torch kinds with
  * n >= DSFS_SAMPLER_TORCH_MAX_N), -EOVERFLOW (torch-random: the outputs to
- * skip exceed 2^64), -ENOMEM.
+ * skip exceed 2^64), -E2BIG (the replay exceeds DSFS_SAMPLER_MAX_REPLAY:
+ * see dsfs_sampler_check_replay()), -ENOMEM.
  * Cost: O(n + count) time and memory; torch-random also skips
  * 2 * epoch * n MT19937 outputs, O(epoch * n) (about 1 ns each: epoch 100
  * of n = 10^7 costs about 2 s), and the script shuffles with seeded_once

@@ -93,6 +93,12 @@ seq 99 >"$WORK/w.short"
 { seq 6; echo -2.5; seq 93; } >"$WORK/w.negative"
 { seq 6; echo 1,5; seq 93; } >"$WORK/w.comma"
 for ((i = 0; i < 100; i++)); do echo 0; done >"$WORK/w.zero"
+# An epoch reached only by redoing more epochs before it than dsfs takes
+# on (a typo) is refused at once, at mount and by --print-plan.
+bad "epoch=1000000000: sampler=torch-random reaches epoch 1000000000 of 100 samples" \
+	"$WSRC" "$MNT" -o sampler=torch-random,seed=1,layout=sorted,dataset=data,epoch=1000000000
+bad "epoch=1073741824: sampler=python-shuffle reaches epoch" --print-plan "$WSRC" \
+	-o sampler=python-shuffle,seed=1,layout=sorted,dataset=data,inplace,epoch=1073741824
 bad "weights= needs num_samples" "$WSRC" "$MNT" -o "${W%,num_samples=10},weights=$WORK/w.ok"
 bad "weights= applies only" "$WSRC" "$MNT" -o "sampler=python-shuffle,seed=1,weights=$WORK/w.ok"
 bad "weights=w.ok: give an absolute path" "$WSRC" "$MNT" -o "$W,weights=w.ok"

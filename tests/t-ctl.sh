@@ -77,6 +77,7 @@ refused "dataset=x" "Invalid argument" "dataset=x: cannot change without remount
 refused "cache_size=1G" "Invalid argument" "cache_size=1G: cannot change without remounting"
 refused "seed" "Invalid argument" "seed needs a value"
 refused "seed=1,epoch=2,seed=3" "Invalid argument" "seed given twice"
+refused "seeded_once,epoch=1073741824" "Invalid argument" "epoch=1073741824: sampler=python-shuffle reaches epoch"
 # A command is quoted in the log: its control bytes must not start a line
 # of their own (one that could pass for the daemon's).
 ! ctl $'seed=1\ndsfs: forged\e[2J' >/dev/null 2>&1 || fail "a command with a newline was accepted"

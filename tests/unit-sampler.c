@@ -276,6 +276,43 @@ static void test_order_errors(void)
 	CHECK(o == NULL);
 }
 
+/* The replay of the epochs before the one asked for is bounded, and
+ * refused (at once) past the bound. */
+static void test_replay(void)
+{
+	struct dsfs_sampler_cfg cfg = cfg_of(DSFS_SAMPLER_PYTHON_SHUFFLE, "1");
+	uint64_t e = DSFS_SAMPLER_MAX_REPLAY / 1000000, c;
+	char why[512];
+	uint32_t *o = NULL;
+
+	/* Seeded afresh each epoch: nothing to replay. */
+	CHECK(dsfs_sampler_replay(&cfg, 1000000, 1u << 30) == 0);
+	CHECK(dsfs_sampler_check_replay(&cfg, 1000000, 1u << 30, why,
+					sizeof(why)) == 0);
+	cfg.inplace = true; /* n steps an epoch before */
+	CHECK(dsfs_sampler_replay(&cfg, 1000000, 7) == 7000000);
+	CHECK(dsfs_sampler_check_replay(&cfg, 1000000, e, why, sizeof(why)) ==
+	      0);
+	CHECK(dsfs_sampler_check_replay(&cfg, 1000000, e + 1, why,
+					sizeof(why)) == -E2BIG);
+	CHECK(strstr(why, "epoch=8590: sampler=python-shuffle") == why);
+	CHECK(dsfs_sampler_order(&cfg, 1000000, e + 1, 0, &o, &c) == -E2BIG);
+	CHECK(o == NULL);
+	CHECK(dsfs_sampler_replay(&cfg, 1u << 31, UINT64_MAX / 2) ==
+	      UINT64_MAX);
+	CHECK(dsfs_sampler_check_replay(&cfg, 1u << 31, UINT64_MAX / 2, NULL,
+					0) == -EOVERFLOW);
+	/* torch-random: 2 (n - 1) + 2 outputs an epoch and 2 before the
+	 * first, 16 outputs a step. */
+	cfg = cfg_of(DSFS_SAMPLER_TORCH_RANDOM, "1");
+	CHECK(dsfs_sampler_replay(&cfg, 1000, 16) == (16 * 2000 + 2) / 16);
+	CHECK(dsfs_sampler_check_replay(&cfg, 100, 1000000000, why,
+					sizeof(why)) == -E2BIG);
+	CHECK(strstr(why, "epoch=1000000000: sampler=torch-random reaches epoch 1000000000 of 100 samples") == why);
+	CHECK(dsfs_sampler_check_replay(&cfg, 100, 1000000, why,
+					sizeof(why)) == 0);
+}
+
 static int is_permutation(const uint32_t *o, uint64_t count, uint64_t n)
 {
 	char *seen = calloc(n + 1, 1);
@@ -579,6 +616,7 @@ int main(void)
 	test_names();
 	test_check();
 	test_order_errors();
+	test_replay();
 	test_permutations();
 	test_torch_random_epochs();
 	test_num_samples();
