@@ -101,8 +101,9 @@ int dsfs_sampler_torch_skip(const struct dsfs_sampler_cfg *cfg, uint64_t n,
  * work of redoing the epochs before the one asked for (torch-random's
  * skipped generator outputs, 16 to a step; the script shuffles' earlier
  * shuffles under seeded_once or inplace, n steps an epoch).  A step is
- * about 10 ns (a script shuffle's draw and swap) and a skipped output
- * about 0.3 ns, so the limit, 2^33 steps, is a minute or two of a CPU.
+ * 10 to 12 ns here (a script shuffle's draw and swap) and a skipped
+ * output 0.25 to 0.5 ns, so the limit, 2^33 steps, is a minute or two
+ * of a CPU.
  * It refuses a mistyped epoch= at once where it would take days, and
  * still follows n = 10^6 samples shuffled in place for 8,000 epochs.
  */
@@ -189,8 +190,8 @@ int dsfs_sampler_check_epoch(const struct dsfs_sampler_cfg *cfg, uint64_t epoch,
  * skip exceed 2^64), -E2BIG (the replay exceeds DSFS_SAMPLER_MAX_REPLAY:
  * see dsfs_sampler_check_replay()), -ENOMEM.
  * Cost: O(n + count) time and memory; torch-random also skips
- * 2 * epoch * n MT19937 outputs, O(epoch * n) (about 1 ns each: epoch 100
- * of n = 10^7 costs about 2 s), and the script shuffles with seeded_once
+ * 2 * epoch * n MT19937 outputs, O(epoch * n) (0.25 to 1 ns each: epoch
+ * 100 of n = 10^7 costs 0.5 to 2 s), and the script shuffles with seeded_once
  * or inplace replay the epochs before, O(epoch * n) too, so callers should
  * cache the order of an epoch.
  */
