@@ -276,8 +276,7 @@ static int start_plan(struct dsfs_fs *fs, const struct dsfs_plan_cfg *p,
 			return err == -ENOMEM ? err : -EINVAL;
 		layout = *listed;
 	}
-	if (!p->epoch_auto &&
-	    (err = dsfs_plan_check_epoch(p, layout, p->epoch, why, whylen))) {
+	if (dsfs_plan_check_epoch(p, layout, why, whylen)) {
 		dsfs_layout_free(*listed);
 		*listed = NULL;
 		return -EINVAL;

@@ -170,9 +170,8 @@ static int plan_init(struct dsfs_fs *fs)
 		return 0;
 	err = dsfs_plan_layout(p, fs->root_fd, true, &fs->layout, why,
 			       sizeof(why));
-	if (!err && !p->epoch_auto)
-		err = dsfs_plan_check_epoch(p, fs->layout, p->epoch, why,
-					    sizeof(why));
+	if (!err)
+		err = dsfs_plan_check_epoch(p, fs->layout, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "dsfs: %s\n", why[0] ? why : strerror(-err));
 		return -1;

@@ -529,14 +529,16 @@ int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 }
 
 int dsfs_plan_check_epoch(const struct dsfs_plan_cfg *cfg,
-			  const struct dsfs_layout *l, uint64_t epoch,
-			  char *why, size_t whylen)
+			  const struct dsfs_layout *l, char *why,
+			  size_t whylen)
 {
 	struct dsfs_sampler_cfg s = cfg->sampler;
 
+	if (cfg->epoch_auto)
+		return 0;
 	s.weights = dsfs_layout_weights(l);
-	return dsfs_sampler_check_replay(&s, dsfs_layout_count(l), epoch, why,
-					 whylen);
+	return dsfs_sampler_check_replay(&s, dsfs_layout_count(l), cfg->epoch,
+					 why, whylen);
 }
 
 bool dsfs_plan_layout_warning(const struct dsfs_plan_cfg *cfg,
@@ -578,7 +580,7 @@ int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 	sampler.weights = dsfs_layout_weights(layout);
 	err = dsfs_sampler_check_epoch(&sampler, epoch, why, whylen);
 	if (!err)
-		err = dsfs_plan_check_epoch(cfg, layout, epoch, why, whylen);
+		err = dsfs_sampler_check_replay(&sampler, n, epoch, why, whylen);
 	if (!err) {
 		err = dsfs_sampler_order(&sampler, n, epoch, rank, &order,
 					 &count);

@@ -89,12 +89,13 @@ char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *cfg);
  * loader's own dataset class would refuse it). */
 int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 		     struct dsfs_layout **out, char *why, size_t whylen);
-/* Whether cfg's sampler can reach epoch `epoch` over l's samples (the
- * replay dsfs_sampler_check_replay() bounds): 0, or -E2BIG (-EOVERFLOW
- * past 2^64) with why. */
+/* Whether cfg's sampler can reach the epoch cfg starts in (none to check
+ * with epoch=auto) over l's samples, the replay
+ * dsfs_sampler_check_replay() bounds: 0, or -E2BIG (-EOVERFLOW past
+ * 2^64) with why. */
 int dsfs_plan_check_epoch(const struct dsfs_plan_cfg *cfg,
-			  const struct dsfs_layout *l, uint64_t epoch,
-			  char *why, size_t whylen);
+			  const struct dsfs_layout *l, char *why,
+			  size_t whylen);
 /*
  * A warning on cfg's samples l for the user, as one line into buf: class
  * directories of an ImageFolder tree without an image, which torchvision
