@@ -14,11 +14,11 @@
  * Only root and the user who mounted may use them (EPERM for others).
  *
  * A command naming sampler= states the plan afresh; any other changes the
- * options it names on top of the plan in force.  layout=, dataset= and
- * list= (which files the plan covers) are accepted only while the mount
- * has not listed any (it was mounted with sampler=none and never had a
- * plan); the listing then stays for the mount, and a command may only
- * restate them.  A command that leaves the plan as it is changes nothing,
+ * options it names on top of the plan in force.  layout=, dataset=, list=
+ * and extensions= (which files the plan covers) are accepted only while
+ * the mount has not listed any (it was mounted with sampler=none and never
+ * had a plan); the listing then stays for the mount, and a command may
+ * only restate them.  A command that leaves the plan as it is changes nothing,
  * so a caller that asks twice (for the size first, as getfattr does)
  * applies it once and gets the same answer both times.
  *
@@ -159,16 +159,18 @@ int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
 static const char *listing_value(const struct dsfs_plan_opts *cur, size_t i)
 {
 	const char *given[] = { cur->layout, cur->dataset, cur->list,
-				cur->weights };
-	static const char *const dflt[] = { "imagefolder", ".", NULL, NULL };
+				cur->extensions, cur->weights };
+	static const char *const dflt[] = { "imagefolder", ".", NULL, NULL,
+					    NULL };
 
 	return given[i] ? given[i] : dflt[i];
 }
 
 /*
- * layout=, dataset=, list=, weights=: free while the mount has listed no
- * files, and then only restated (getfattr sends a command twice: see the
- * file comment); the weights are read with the listing, one per file.
+ * layout=, dataset=, list=, extensions=, weights=: free while the mount
+ * has listed no files, and then only restated (getfattr sends a command
+ * twice: see the file comment); the weights are read with the listing, one
+ * per file.
  */
 static int check_listing(const struct dsfs_fs *fs,
 			 const struct dsfs_plan_opts *cur,
@@ -176,12 +178,12 @@ static int check_listing(const struct dsfs_fs *fs,
 			 size_t whylen)
 {
 	static const char *const names[] = { "layout", "dataset", "list",
-					     "weights" };
+					     "extensions", "weights" };
 	const char *vals[] = { over->layout, over->dataset, over->list,
-			       over->weights };
+			       over->extensions, over->weights };
 	size_t i;
 
-	for (i = 0; fs->layout && i < 4; i++) {
+	for (i = 0; fs->layout && i < 5; i++) {
 		const char *now = listing_value(cur, i);
 
 		if (!vals[i] || (now && !strcmp(vals[i], now)))
@@ -214,6 +216,7 @@ static int gen_build(struct dsfs_fs *fs, const struct dsfs_plan_opts *over,
 	fresh.layout = cur->layout;
 	fresh.dataset = cur->dataset;
 	fresh.list = cur->list;
+	fresh.extensions = cur->extensions;
 	err = dsfs_plan_opts_merge(&g->opts, over->sampler ? &fresh : cur, over);
 	if (err) {
 		free(g);
@@ -234,6 +237,7 @@ static int gen_build(struct dsfs_fs *fs, const struct dsfs_plan_opts *over,
 		view.layout = over->layout;
 		view.dataset = over->dataset;
 		view.list = over->list;
+		view.extensions = over->extensions;
 	}
 	err = dsfs_plan_cfg_parse(&view, &g->cfg, why, whylen);
 	if (err) {

@@ -49,6 +49,7 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	DSFS_OPT("layout=%s", plan_opts.layout),
 	DSFS_OPT("dataset=%s", plan_opts.dataset),
 	DSFS_OPT("list=%s", plan_opts.list),
+	DSFS_OPT("extensions=%s", plan_opts.extensions),
 	DSFS_OPT("world=%s", plan_opts.world),
 	DSFS_OPT("rank=%s", plan_opts.rank),
 	DSFS_OPT("ranks=%s", plan_opts.ranks),
@@ -141,6 +142,10 @@ static void usage(const char *prog)
 	       "    -o dataset=DIR         the dataset directory, relative to SOURCE\n"
 	       "                           (default .)\n"
 	       "    -o list=FILE           layout=list: one path per line\n"
+	       "    -o extensions=EXT[:EXT...]\n"
+	       "                           imagefolder: a DatasetFolder's\n"
+	       "                           extensions (.npy:.wav), not\n"
+	       "                           ImageFolder's image ones\n"
 	       "    -o world=N             torch-distributed: number of ranks\n"
 	       "    -o rank=R, ranks=A-B   torch-distributed: this node's ranks\n"
 	       "                           (default all)\n"

@@ -559,15 +559,73 @@ static int open_dataset(struct dsfs_layout_ctx *c)
 	return fd;
 }
 
+/* torchvision's IMG_EXTENSIONS, as ImageFolder passes them. */
+#define IMAGE_EXTENSIONS ".jpg:.jpeg:.png:.ppm:.bmp:.pgm:.tif:.tiff:.webp"
+#define MAX_EXTENSIONS 64
+#define MAX_EXTENSIONS_LEN 1023
+
+/* One extension, ext[0..len), of dsfs_layout_extensions_check(). */
+static int extension_check(const char *ext, size_t len, char *why,
+			   size_t whylen)
+{
+	char q[64];
+	size_t i;
+
+	dsfs_layout_quote(q, sizeof(q), ext, len);
+	for (i = 0; i < len; i++) {
+		if (ext[i] >= 'A' && ext[i] <= 'Z') {
+			snprintf(why, whylen, "extensions=: '%s' has capitals: torchvision compares lower-cased file names with the extensions as given, so it would match no file; give it in lower case, which matches every case",
+				 q);
+			return -EINVAL;
+		}
+		if (ext[i] < 0x20 || ext[i] > 0x7e || ext[i] == '/') {
+			snprintf(why, whylen, "extensions=: '%s': give printable ASCII without '/', and separate extensions with ':'",
+				 q);
+			return -EINVAL;
+		}
+	}
+	if (!len)
+		snprintf(why, whylen, "extensions=: an empty extension; give suffixes separated by ':', such as .npy:.wav");
+	return len ? 0 : -EINVAL;
+}
+
+int dsfs_layout_extensions_check(const char *extensions, char *why,
+				 size_t whylen)
+{
+	const char *p = extensions, *end;
+	unsigned n = 0;
+	int err;
+
+	if (strlen(extensions) > MAX_EXTENSIONS_LEN) {
+		snprintf(why, whylen, "extensions=: longer than %d bytes",
+			 MAX_EXTENSIONS_LEN);
+		return -EINVAL;
+	}
+	for (;; p = end + 1) {
+		end = strchrnul(p, ':');
+		err = extension_check(p, (size_t)(end - p), why, whylen);
+		if (err)
+			return err;
+		if (++n > MAX_EXTENSIONS) {
+			snprintf(why, whylen, "extensions=: more than %d extensions",
+				 MAX_EXTENSIONS);
+			return -EINVAL;
+		}
+		if (!*end)
+			return 0;
+	}
+}
+
 static int build(int root_fd, const char *dataset_rel,
 		 enum dsfs_layout_kind kind, const char *list_file,
-		 bool sizes_later, struct dsfs_layout **out, char *why,
-		 size_t whylen)
+		 const char *extensions, bool sizes_later,
+		 struct dsfs_layout **out, char *why, size_t whylen)
 {
 	struct dsfs_layout_ctx c = {
 		.root_fd = root_fd, .ds_fd = -1, .why = why, .whylen = whylen,
 		.ds_rel = dataset_rel && *dataset_rel ? dataset_rel : ".",
 		.sizes_later = sizes_later,
+		.extensions = extensions ? extensions : IMAGE_EXTENSIONS,
 	};
 	int err;
 
@@ -578,6 +636,13 @@ static int build(int root_fd, const char *dataset_rel,
 		dsfs_layout_why(&c, "unknown layout kind %d", (int)kind);
 		return -EINVAL;
 	}
+	if (extensions && kind != DSFS_LAYOUT_IMAGEFOLDER) {
+		dsfs_layout_why(&c, "extensions= applies only to layout=imagefolder");
+		return -EINVAL;
+	}
+	if (extensions && (err = dsfs_layout_extensions_check(extensions, why,
+							      whylen)))
+		return err;
 	c.l = calloc(1, sizeof(*c.l));
 	if (!c.l)
 		return -ENOMEM;
@@ -608,16 +673,18 @@ static int build(int root_fd, const char *dataset_rel,
 
 int dsfs_layout_build(int root_fd, const char *dataset_rel,
 		      enum dsfs_layout_kind kind, const char *list_file,
-		      struct dsfs_layout **out, char *why, size_t whylen)
+		      const char *extensions, struct dsfs_layout **out,
+		      char *why, size_t whylen)
 {
-	return build(root_fd, dataset_rel, kind, list_file, false, out, why,
-		     whylen);
+	return build(root_fd, dataset_rel, kind, list_file, extensions, false,
+		     out, why, whylen);
 }
 
 int dsfs_layout_build_quick(int root_fd, const char *dataset_rel,
 			    enum dsfs_layout_kind kind, const char *list_file,
-			    struct dsfs_layout **out, char *why, size_t whylen)
+			    const char *extensions, struct dsfs_layout **out,
+			    char *why, size_t whylen)
 {
-	return build(root_fd, dataset_rel, kind, list_file, true, out, why,
-		     whylen);
+	return build(root_fd, dataset_rel, kind, list_file, extensions, true,
+		     out, why, whylen);
 }

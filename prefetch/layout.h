@@ -4,7 +4,8 @@
  * class maps them, so that a sampler's permutation of indices can be turned
  * into the order in which files will be opened.
  *
- *   imagefolder  torchvision.datasets.ImageFolder(DIR).samples order
+ *   imagefolder  torchvision.datasets.ImageFolder(DIR).samples order (or a
+ *                DatasetFolder's, given its extensions)
  *   sorted       every regular file below DIR, Python sorted() order
  *   list         one path per line of a list file, in line order
  *
@@ -97,14 +98,19 @@ int dsfs_layout_kind_parse(const char *name, enum dsfs_layout_kind *kind);
  * sorted(os.walk(classdir, followlinks=True)) walks it: directories ordered
  * by their whole path string (so "c/a-b" precedes "c/a/x"), files of each
  * directory by name, kept when the name ends in .jpg .jpeg .png .ppm .bmp
- * .pgm .tif .tiff .webp in any ASCII case.  (Python lower-cases the whole
- * path; the only non-ASCII characters whose lower case holds ASCII letters
- * are U+0130 and U+212A, neither of which can complete an extension, so
- * ASCII lowering of the name's tail is exact.)  Symlinks to files, broken
- * symlinks and other non-directories with an image name are samples, as in
- * os.walk.  A class without samples is kept empty (torchvision 0.14 raises
- * FileNotFoundError; newer ones with allow_empty=True skip it, which gives
- * this order) and counted in info.empty_classes.
+ * .pgm .tif .tiff .webp in any ASCII case; given a DatasetFolder's
+ * extensions instead (dsfs_layout_extensions_check), when
+ * path.lower().endswith(extensions), as torchvision's
+ * has_file_allowed_extension() finds.
+ * (Python lower-cases the whole path; the only non-ASCII characters whose
+ * lower case holds ASCII letters are U+0130, "i" and a combining dot, which
+ * cannot complete an ASCII suffix, and U+212A KELVIN SIGN, "k": so ASCII
+ * lowering of the name's tail, and U+212A matching a "k", is exact.)
+ * Symlinks to files, broken symlinks and other non-directories with such a
+ * name are samples, as in os.walk.  A class without samples is kept empty
+ * (torchvision 0.14 raises FileNotFoundError; newer ones with
+ * allow_empty=True skip it, which gives this order) and counted in
+ * info.empty_classes.
  * Symlink loops: os.walk(followlinks=True) walks a loop until the kernel's
  * 40-symlink limit, listing the same files 40 more times under longer paths,
  * and a directory holding two loops effectively forever.  dsfs does not
@@ -140,7 +146,19 @@ int dsfs_layout_kind_parse(const char *name, enum dsfs_layout_kind *kind);
  */
 int dsfs_layout_build(int root_fd, const char *dataset_rel,
 		      enum dsfs_layout_kind kind, const char *list_file,
-		      struct dsfs_layout **out, char *why, size_t whylen);
+		      const char *extensions, struct dsfs_layout **out,
+		      char *why, size_t whylen);
+
+/*
+ * The extensions of a DatasetFolder(DIR, loader, extensions=...) for
+ * imagefolder (NULL elsewhere, and for ImageFolder's own): its suffixes
+ * separated by ':', ".npy:.wav".  Each is compared with the lower-cased end
+ * of a name as given, so it must be printable ASCII without capitals (which
+ * would match no name), '/' or ':'; 1 to 64 of them, 1,023 bytes at most.
+ * 0, or -EINVAL with a one-line reason in why.  O(length).
+ */
+int dsfs_layout_extensions_check(const char *extensions, char *why,
+				 size_t whylen);
 
 /*
  * As dsfs_layout_build(), without the stat pass of the tree layouts: the
@@ -152,7 +170,8 @@ int dsfs_layout_build(int root_fd, const char *dataset_rel,
  */
 int dsfs_layout_build_quick(int root_fd, const char *dataset_rel,
 			    enum dsfs_layout_kind kind, const char *list_file,
-			    struct dsfs_layout **out, char *why, size_t whylen);
+			    const char *extensions, struct dsfs_layout **out,
+			    char *why, size_t whylen);
 
 void dsfs_layout_free(struct dsfs_layout *layout);
 

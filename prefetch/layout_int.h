@@ -52,6 +52,7 @@ struct dsfs_layout_ctx {
 	const char *ds_rel;	/* DIR relative to root_fd, never empty */
 	size_t ds_len;
 	bool sizes_later;	/* walks: no stat pass (dsfs_layout_settle) */
+	const char *extensions;	/* imagefolder's suffixes, ':' between */
 	char *why;
 	size_t whylen;
 };

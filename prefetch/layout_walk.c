@@ -69,26 +69,48 @@ struct walk {
 /* Mark of a directory whose listing failed: skipped whole, like os.walk. */
 #define WALK_SKIP 1
 
-static bool is_image(const char *name, size_t len)
+/*
+ * Whether name[0..len) ends in ext[0..elen), an ASCII suffix without
+ * capitals, once lower-cased as Python lower-cases it (layout.h): ASCII
+ * letters, and U+212A KELVIN SIGN (UTF-8 e2 84 aa, which CPython decodes
+ * so wherever it stands: e2 continues no sequence) to "k"; no other
+ * non-ASCII byte can be part of the match.  O(elen).
+ */
+static bool ends_in(const char *name, size_t len, const char *ext,
+		    size_t elen)
 {
-	static const char *const ext[] = { ".jpg", ".jpeg", ".png",
-					   ".ppm", ".bmp", ".pgm",
-					   ".tif", ".tiff", ".webp" };
-	char tail[5];
-	size_t n = len < 5 ? len : 5, i;
+	for (; elen; elen--) {
+		unsigned char ch = len ? (unsigned char)name[len - 1] : 0;
 
-	for (i = 0; i < n; i++) {
-		char ch = name[len - n + i];
-
-		tail[i] = ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch;
+		if (ch >= 0x80 && ext[elen - 1] == 'k' && len >= 3 &&
+		    !memcmp(name + len - 3, "\xe2\x84\xaa", 3)) {
+			len -= 3;
+			continue;
+		}
+		if (!len || ch >= 0x80)
+			return false;
+		if (ch >= 'A' && ch <= 'Z')
+			ch = (unsigned char)(ch + 32);
+		if (ch != (unsigned char)ext[elen - 1])
+			return false;
+		len--;
 	}
-	for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
-		size_t el = strlen(ext[i]);
+	return true;
+}
 
-		if (el <= n && !memcmp(tail + n - el, ext[i], el))
+/* Whether a file name is a sample's: it ends in one of the extensions
+ * (':'-separated, checked by dsfs_layout_extensions_check). */
+static bool is_sample(const struct walk *w, const char *name, size_t len)
+{
+	const char *p = w->c->extensions, *end;
+
+	for (;; p = end + 1) {
+		end = strchrnul(p, ':');
+		if (ends_in(name, len, p, (size_t)(end - p)))
 			return true;
+		if (!*end)
+			return false;
 	}
-	return false;
 }
 
 static int add_pending(struct walk *w, const char *name, size_t nlen)
@@ -124,7 +146,8 @@ static uint64_t link_sizeflag(struct walk *w, const char *name, size_t plen)
 /*
  * One entry as os.walk(followlinks=True) sees it: a directory (symlinks
  * followed; a failing stat means "not a directory") goes to pending; any
- * other entry with an image name becomes a file of the current directory.
+ * other entry with a sample's name (is_sample) becomes a file of the
+ * current directory.
  */
 static int image_entry(struct walk *w, int dfd, const struct dirent *de,
 		       size_t plen, bool outside)
@@ -150,7 +173,7 @@ static int image_entry(struct walk *w, int dfd, const struct dirent *de,
 		type = DT_DIR;
 	if (type == DT_DIR)
 		return add_pending(w, de->d_name, nlen);
-	if (!is_image(de->d_name, nlen))
+	if (!is_sample(w, de->d_name, nlen))
 		return 0;
 	if (outside) {
 		l->info.outside++;

@@ -43,6 +43,7 @@ static const char *stray_option(const struct dsfs_plan_opts *o)
 {
 	return o->seed ? "seed" : o->epoch ? "epoch" : o->layout ? "layout" :
 	       o->dataset ? "dataset" : o->list ? "list" :
+	       o->extensions ? "extensions" :
 	       o->world ? "world" : o->rank ? "rank" : o->ranks ? "ranks" :
 	       o->drop_last ? "drop_last" :
 	       o->persistent_workers ? "persistent_workers" :
@@ -147,12 +148,18 @@ static int parse_layout(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 		return refuse(why, whylen, "list= applies only to layout=list");
 	if (o->list && o->list[0] != '/')
 		return refuse(why, whylen, "list=%s: give an absolute path", o->list);
+	if (o->extensions && c->layout != DSFS_LAYOUT_IMAGEFOLDER)
+		return refuse(why, whylen, "extensions= applies only to layout=imagefolder (a DatasetFolder given extensions=)");
+	if (o->extensions &&
+	    dsfs_layout_extensions_check(o->extensions, why, whylen))
+		return -EINVAL;
 	if (!d[0] || d[0] == '/' || !strcmp(d, "..") || !strncmp(d, "../", 3) ||
 	    strstr(d, "/../") || (strlen(d) >= 3 && !strcmp(d + strlen(d) - 3, "/..")))
 		return refuse(why, whylen, "dataset=%s: give a directory relative to SOURCE, without ..",
 			      d);
 	c->dataset = d;
 	c->list = o->list;
+	c->extensions = o->extensions;
 	return 0;
 }
 
@@ -356,6 +363,7 @@ static const size_t opt_strings[] = {
 	offsetof(struct dsfs_plan_opts, layout),
 	offsetof(struct dsfs_plan_opts, dataset),
 	offsetof(struct dsfs_plan_opts, list),
+	offsetof(struct dsfs_plan_opts, extensions),
 	offsetof(struct dsfs_plan_opts, world),
 	offsetof(struct dsfs_plan_opts, rank),
 	offsetof(struct dsfs_plan_opts, ranks),
@@ -445,6 +453,8 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 	put_path(f, "dataset", c->dataset);
 	if (c->list)
 		put_path(f, "list", c->list);
+	if (c->extensions)
+		put_path(f, "extensions", c->extensions);
 	if (s->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED) {
 		fprintf(f, ",world=%u", s->world);
 		if (c->rank_first == c->rank_last)
@@ -502,7 +512,8 @@ int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 		     struct dsfs_layout **out, char *why, size_t whylen)
 {
 	int err = (quick ? dsfs_layout_build_quick : dsfs_layout_build)(
-		root_fd, cfg->dataset, cfg->layout, cfg->list, out, why, whylen);
+		root_fd, cfg->dataset, cfg->layout, cfg->list, cfg->extensions,
+		out, why, whylen);
 	double *weights;
 
 	if (!err && dsfs_layout_count(*out) && cfg->weights) {
@@ -519,7 +530,10 @@ int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 		return err;
 	dsfs_layout_free(*out);
 	*out = NULL;
-	if (cfg->layout == DSFS_LAYOUT_IMAGEFOLDER)
+	if (cfg->layout == DSFS_LAYOUT_IMAGEFOLDER && cfg->extensions)
+		snprintf(why, whylen, "dataset=%s: no samples for layout=imagefolder,extensions=%s: no class directory holds a file ending in one of them (torchvision's DatasetFolder raises FileNotFoundError here)",
+			 cfg->dataset, cfg->extensions);
+	else if (cfg->layout == DSFS_LAYOUT_IMAGEFOLDER)
 		snprintf(why, whylen, "dataset=%s: no samples for layout=imagefolder: no class directory holds a file with an image extension (torchvision's ImageFolder raises FileNotFoundError here)",
 			 cfg->dataset);
 	else
@@ -549,9 +563,13 @@ bool dsfs_plan_layout_warning(const struct dsfs_plan_cfg *cfg,
 
 	if (cfg->layout != DSFS_LAYOUT_IMAGEFOLDER || !empty)
 		return false;
-	snprintf(buf, size, "dataset=%s: %llu class director%s without a file with an image extension: torchvision's ImageFolder refuses such a tree (FileNotFoundError) unless given allow_empty=True; the plan counts no sample there",
+	snprintf(buf, size, "dataset=%s: %llu class director%s without a file %s%s: torchvision's %s refuses such a tree (FileNotFoundError) unless given allow_empty=True; the plan counts no sample there",
 		 cfg->dataset, (unsigned long long)empty,
-		 empty == 1 ? "y" : "ies");
+		 empty == 1 ? "y" : "ies",
+		 cfg->extensions ? "ending in one of extensions=" :
+				   "with an image extension",
+		 cfg->extensions ? cfg->extensions : "",
+		 cfg->extensions ? "DatasetFolder" : "ImageFolder");
 	return true;
 }
 

@@ -22,7 +22,7 @@
 
 /* Option values as given (NULL: not given).  Flags are ints for fuse_opt. */
 struct dsfs_plan_opts {
-	char *sampler, *seed, *epoch, *layout, *dataset, *list;
+	char *sampler, *seed, *epoch, *layout, *dataset, *list, *extensions;
 	char *world, *rank, *ranks;
 	char *discover_threads, *discover_range, *num_samples, *weights;
 	int drop_last, persistent_workers, sampler_generator, replacement;
@@ -34,6 +34,7 @@ struct dsfs_plan_cfg {
 	enum dsfs_layout_kind layout;
 	const char *dataset;	/* relative to SOURCE; "." by default */
 	const char *list;	/* layout=list: absolute path */
+	const char *extensions;	/* a DatasetFolder's, or NULL */
 	const char *weights;	/* weights=: absolute path, or NULL */
 	bool epoch_auto;	/* detect the epoch from the accesses */
 	uint64_t epoch;		/* the epoch to start from otherwise */

@@ -17,7 +17,7 @@ import stat
 import subprocess
 import sys
 
-from torchvision.datasets import ImageFolder
+from torchvision.datasets import DatasetFolder, ImageFolder
 from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_dataset
 
 DUMP = sys.argv[1]
@@ -59,7 +59,12 @@ def build_traps():
            b"\xe2\x82.jpg", b"\xe2\x82\xac.jpg", b"\xf0\x9f.jpg", b"\xc0\xaf.jpg",
            b"\xf4\x90\x80\x80.jpg", b"\xef\xbf\xbf.jpg", b"\xe0\x80\x80.jpg",
            b"\xffdir/a.jpg", "édir/a.jpg", "\ue000dir/a.jpg", b"\x7fdir/a.jpg",
-           b"\xed\x9f\xbf.jpg", b"\xee\x80\x80x.jpg"]
+           b"\xed\x9f\xbf.jpg", b"\xee\x80\x80x.jpg",
+           # for DatasetFolder's extensions: U+212A lowers to "k", U+0130
+           # to "i" and a combining dot
+           "x.p\u212a", "y.m\u212av", "z.\u0130k", "w.p\u0130", b"v.p\xaa",
+           b"u.\x84\xaa", "t.PK", "s.npy", "r.NPY", "q.Wav", "p.tar.GZ",
+           "onpy", "n.npy.bak", "m.k\u212a"]
     for i, n in enumerate(names + ["u/" + n if isinstance(n, str) else b"u/" + n
                                    for n in uni]):
         put(os.path.join(cat, b(n)), i)
@@ -171,8 +176,9 @@ def unescape(p):
     return bytes(out)
 
 
-def dump(root, ds_rel, kind):
-    r = subprocess.run([DUMP, "-i", root, ds_rel, kind], capture_output=True)
+def dump(root, ds_rel, kind, opts=()):
+    r = subprocess.run([DUMP, "-i", *opts, root, ds_rel, kind],
+                       capture_output=True)
     if r.returncode:
         raise SystemExit("layout-dump failed: %r" % r.stderr)
     rows = []
@@ -209,9 +215,15 @@ def rel_samples(root, samples):
     return [os.fsencode(p)[len(pre):] for p, _ in samples]
 
 
-def check_imagefolder(name, root, ds_rel):
+def check_imagefolder(name, root, ds_rel, exts=None):
+    """ImageFolder(root), or with exts (a tuple, or one str) the
+    DatasetFolder given them, against layout-dump (-x for exts)."""
     try:
-        samples = ImageFolder(os.fsdecode(root)).samples
+        if exts is None:
+            samples = ImageFolder(os.fsdecode(root)).samples
+        else:
+            samples = DatasetFolder(os.fsdecode(root), loader=open,
+                                    extensions=exts).samples
     except FileNotFoundError:
         # torchvision 0.14 refuses empty classes; the order it would give
         # (allow_empty=True in newer releases) is make_dataset class by class.
@@ -220,11 +232,17 @@ def check_imagefolder(name, root, ds_rel):
         for c in classes:
             try:
                 samples += make_dataset(os.fsdecode(root), {c: idx[c]},
-                                        IMG_EXTENSIONS)
+                                        IMG_EXTENSIONS if exts is None
+                                        else exts)
             except FileNotFoundError:
                 pass
         name += " (empty classes)"
-    got, info = dump(SRC, ds_rel, "imagefolder")
+    if exts is not None:
+        x = exts if isinstance(exts, str) else ":".join(exts)
+        got, info = dump(SRC, ds_rel, "imagefolder", ["-x", x])
+        name += " extensions=" + x
+    else:
+        got, info = dump(SRC, ds_rel, "imagefolder")
     compare("imagefolder " + name, got,
             expect(ds_rel, rel_samples(root, samples)), info)
 
@@ -247,6 +265,15 @@ def main():
         ds_rel = os.path.relpath(root, SRC)
         check_imagefolder(name, root, ds_rel)
         check_sorted(name, root, ds_rel)
+    # DatasetFolder's extensions: a "k" matches U+212A, suffixes without a
+    # dot, several dots, a str rather than a tuple.
+    for name, root, exts in (
+            ("traps", traps, (".npy", ".wav")),
+            ("traps", traps, ("k", ".pk", ".tar.gz", "npy", ".jpg", "g")),
+            ("traps", traps, ".png"),
+            ("emptyclass", empty, (".txt",)),
+            ("big", big, (".txt", ".tiff", "0"))):
+        check_imagefolder(name, root, os.path.relpath(root, SRC), exts)
     sys.exit(1 if failed else 0)
 
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * layout-dump: build a layout and print it, for the golden test and for
- * measuring.  Usage: layout-dump [-i] [-q] ROOT DATASET_REL KIND [LISTFILE]
- * prints "index<TAB>path<TAB>size<TAB>prefetchable(0|1)" per sample, with
- * backslash, TAB and LF in paths written as \\, \t and \n; on failure prints
- * the reason on stderr and exits 1.  -i adds the build's counts, time and memory
- * on stderr; -q prints no samples.  Single-threaded.
+ * measuring.  Usage: layout-dump [-i] [-q] [-x EXTS] ROOT DATASET_REL KIND
+ * [LISTFILE] prints "index<TAB>path<TAB>size<TAB>prefetchable(0|1)" per
+ * sample, with backslash, TAB and LF in paths written as \\, \t and \n; on
+ * failure prints the reason on stderr and exits 1.  -i adds the build's
+ * counts, time and memory on stderr; -q prints no samples; -x gives
+ * imagefolder a DatasetFolder's extensions (".npy:.wav", as extensions=).
+ * Single-threaded.
  */
 #include "config.h"
 
@@ -57,22 +59,25 @@ int main(int argc, char **argv)
 	struct dsfs_layout *l;
 	struct timespec t0, t1;
 	bool info = false, quiet = false;
+	const char *exts = NULL;
 	char why[512];
 	uint64_t i;
 	int opt, fd, err;
 
-	while ((opt = getopt(argc, argv, "iq")) != -1) {
+	while ((opt = getopt(argc, argv, "iqx:")) != -1) {
 		if (opt == 'i')
 			info = true;
 		else if (opt == 'q')
 			quiet = true;
+		else if (opt == 'x')
+			exts = optarg;
 		else
 			return 2;
 	}
 	argv += optind, argc -= optind;
 	if (argc < 3 || argc > 4 || dsfs_layout_kind_parse(argv[2], &kind)) {
-		fprintf(stderr, "usage: layout-dump [-i] [-q] ROOT DATASET_REL "
-			"imagefolder|sorted|list [LISTFILE]\n");
+		fprintf(stderr, "usage: layout-dump [-i] [-q] [-x EXTS] ROOT "
+			"DATASET_REL imagefolder|sorted|list [LISTFILE]\n");
 		return 2;
 	}
 	fd = open(argv[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -82,7 +87,7 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = dsfs_layout_build(fd, argv[1], kind, argc > 3 ? argv[3] : NULL,
-				&l, why, sizeof(why));
+				exts, &l, why, sizeof(why));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	close(fd);
 	if (err) {

@@ -7,7 +7,7 @@ Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--break-first B] [--persistent] [--num-samples K] [--replacement]
            [--weights FILE]
            [--no-set-epoch]
-           [--subset-every K]
+           [--subset-every K] [--extensions EXT[:EXT...]]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
            [--stats MNT FILE]
 
@@ -44,6 +44,8 @@ the same sampler given replacement=True.  --subset-every K (torch-random):
 SubsetRandomSampler(range(0, n, K), generator=G) instead.  --weights FILE
 (torch-random, with --num-samples K): WeightedRandomSampler(weights, K,
 generator=G), FILE holding one weight a line, in the samples' order.
+--extensions EXTS: the data set is a DatasetFolder(ROOT, extensions=...)
+given EXTS split at ':', rather than an ImageFolder.
 --stats MNT FILE appends to FILE the stats snapshot of the dsfs mount MNT
 (its root's user.dsfs.stats), each line prefixed with where it was taken:
 "eE" before epoch E (after the drop and, with --barrier, between the two
@@ -69,7 +71,7 @@ import torch
 from torch.utils.data import (DataLoader, Dataset, DistributedSampler,
                               RandomSampler, SubsetRandomSampler,
                               WeightedRandomSampler)
-from torchvision.datasets import ImageFolder
+from torchvision.datasets import DatasetFolder, ImageFolder
 
 # More workers than CPUs is what a test of many workers asks for.
 warnings.filterwarnings("ignore", message="This DataLoader will create")
@@ -156,6 +158,7 @@ def parse_args(argv=None):
     ap.add_argument("--replacement", action="store_true")
     ap.add_argument("--subset-every", type=int, default=0)
     ap.add_argument("--weights")
+    ap.add_argument("--extensions")
     drop = ap.add_mutually_exclusive_group()
     drop.add_argument("--drop-caches", action="store_true")
     drop.add_argument("--drop-caches-first", action="store_true")
@@ -294,7 +297,11 @@ def main():
     if a.find_seed:
         find_seed(a)
         return
-    folder = ImageFolder(os.path.abspath(a.root), loader=read_bytes)
+    if a.extensions:
+        folder = DatasetFolder(os.path.abspath(a.root), loader=read_bytes,
+                               extensions=tuple(a.extensions.split(":")))
+    else:
+        folder = ImageFolder(os.path.abspath(a.root), loader=read_bytes)
     ds = Indexed(folder)
     loader, sampler = make_loader(a, ds)
     digests = {}

@@ -113,6 +113,13 @@ bad "the weights add up to 0" "$WSRC" "$MNT" -o "$W,weights=$WORK/w.zero"
 # image (torchvision raises), here a file in SOURCE's root and no class.
 bad "no samples for layout=imagefolder" "$SRC" "$MNT" -o sampler=torch-random,seed=1
 bad "layout=list needs list=" "$SRC" "$MNT" -o sampler=sequential,layout=list
+# A DatasetFolder's extensions: as torchvision compares them, in lower case.
+bad "no samples for layout=imagefolder,extensions=.zip" "$SRC" "$MNT" -o sampler=torch-random,seed=1,extensions=.zip
+bad "'.NPY' has capitals" "$SRC" "$MNT" -o sampler=torch-random,seed=1,extensions=.npy:.NPY
+bad "an empty extension" "$SRC" "$MNT" -o sampler=torch-random,seed=1,extensions=.npy::.wav
+bad "'a/b': give printable ASCII without '/'" "$SRC" "$MNT" -o sampler=torch-random,seed=1,extensions=a/b
+bad "extensions= applies only to layout=imagefolder" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,extensions=.npy
+bad "extensions= needs a plan" "$SRC" "$MNT" -o extensions=.npy
 bad seed=-1 "$SRC" "$MNT" -o sampler=numpy-permutation,seed=-1
 bad "default_rng() accepts only seeds >= 0" "$SRC" "$MNT" -o sampler=numpy-generator,seed=-3
 bad "seeded_once applies only to sampler=python-shuffle" "$SRC" "$MNT" -o sampler=torch-random,seed=1,seeded_once
@@ -162,7 +169,7 @@ for spec in "${numeric[@]}"; do
 	bad "${opt%=} given twice" "$SRC" "$MNT" -o "${ctx}${opt}1" -o "${opt}1"
 done
 # Words and paths, empty or given twice.
-for opt in hugepages= numa= stats= sampler= layout= dataset= list=; do
+for opt in hugepages= numa= stats= sampler= layout= dataset= list= extensions=; do
 	bad "$opt" "$SRC" "$MNT" -o "sampler=sequential,$opt"
 done
 bad "drop_last given twice" "$SRC" "$MNT" \

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-layout-golden: layout-dump's imagefolder and sorted orders equal torchvision's ImageFolder and Python's sorted() on trap trees.
+# t-layout-golden: layout-dump's imagefolder and sorted orders equal torchvision's ImageFolder (and DatasetFolder given extensions) and Python's sorted() on trap trees.
 set -euo pipefail
 
 srcdir=${srcdir:-.}

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list; a WeightedRandomSampler, given its weights; a RandomSampler(num_samples=) on a mount not told so, whose epochs' length dsfs learns; and a DistributedSampler without set_epoch(), which the lost plan's warning names.
+# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list; a WeightedRandomSampler, given its weights; a RandomSampler(num_samples=) on a mount not told so, whose epochs' length dsfs learns; a DistributedSampler without set_epoch(), which the lost plan's warning names; and a DatasetFolder given extensions, mounted with extensions=.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -147,3 +147,30 @@ follow "WeightedRandomSampler(num_samples=600)" 3 41 \
 # length (2 mispredictions allowed).
 untold "RandomSampler(num_samples=300)" 6 29 \
 	"mount with -o num_samples=300 to follow it" 5 550 2 --num-samples 300
+
+# A DatasetFolder given extensions (.npy and .wav, in any case), beside
+# files it leaves out (.jpg), mounted with extensions=: followed as an
+# ImageFolder is.
+say "a DatasetFolder given extensions=('.npy', '.wav'), 2 epochs"
+feats=0
+for d in "$SRC/train"/class00[0-3]; do
+	mkdir -p "$SRC/feats/${d##*/}"
+	i=0
+	for f in "$d"/*.jpg; do
+		case $((i++ % 4)) in
+		0 | 1) to=${f%.jpg}.npy ;;
+		2) to=${f%.jpg}.WAV ;;
+		3) to=$f ;;
+		esac
+		cp "$f" "$SRC/feats/${d##*/}/${to##*/}"
+		[[ $to == "$f" ]] || feats=$((feats + $(stat -c %s "$f")))
+	done
+done
+sync
+mount_dsfs "$SRC" "$MNT" -o "cache_size=$((feats / 2 >> 20))M,hugepages=off,sampler=torch-random,seed=31,dataset=feats,extensions=.npy:.wav"
+"$PY" "$srcdir/loader.py" --mode torch-random --seed 31 --first 0 --last 1 \
+	--extensions .npy:.wav --drop-caches --sleep-ms 5 \
+	--source "$SRC/feats" "$MNT/feats" || fail "the loader failed"
+check_plan_stats "$MNT" 1 $((2 * feats)) ||
+	fail "the DatasetFolder's order was not followed"
+unmount_dsfs "$MNT"

@@ -181,3 +181,48 @@ grep -q "dataset=train: 2 class directories without a file with an image extensi
 "$DSFS" --print-plan "$WORK/nl" -o dataset=train,sampler=torch-random,seed=9 >/dev/null 2>"$WORK/nl.err"
 [[ ! -s $WORK/nl.err ]] || fail "a warning without empty classes: $(cat "$WORK/nl.err")"
 say "empty classes: $(cat "$WORK/ec.err")"
+
+# A DatasetFolder given extensions= (extensions=.npy:.wav): its files, in
+# any case, and nothing else, in the order its shuffled DataLoader reads;
+# a class without one is warned about with the extensions named.
+D="$WORK/df/train"
+mkdir -p "$D/a/sub" "$D/b" "$D/c"
+for f in a/1.npy a/2.NPY a/x.jpg a/sub/3.wav b/4.Wav b/5.npy.bak b/6npy \
+	b/7.npy c/only.jpg; do
+	printf x >"$D/$f"
+done
+for n in $(seq 10 30); do printf x >"$D/b/$n.npy"; done
+want=$("$PY" - "$D" <<'PYEOF'
+import sys, torch
+from torch.utils.data import DataLoader
+from torchvision.datasets import DatasetFolder
+from torchvision.datasets.folder import find_classes, make_dataset
+root = sys.argv[1]
+try:
+    DatasetFolder(root, loader=lambda p: p, extensions=(".npy", ".wav"))
+    sys.exit("DatasetFolder accepted a class without a .npy or .wav")
+except FileNotFoundError:
+    pass
+# torchvision 0.14 refuses the class c, and newer ones given
+# allow_empty=True skip it: make_dataset class by class gives that order
+classes, idx = find_classes(root)
+samples = []
+for c in classes:
+    try:
+        samples += make_dataset(root, {c: idx[c]}, (".npy", ".wav"))
+    except FileNotFoundError:
+        pass
+paths = [p[len(root) + 1:] for p, _ in samples]
+g = torch.Generator(); g.manual_seed(5)
+dl = DataLoader(range(len(paths)), batch_size=None, shuffle=True, generator=g)
+for epoch in range(2):
+    print(" ".join(paths[int(i)] for i in dl))
+PYEOF
+)
+got=$(for e in 0 1; do
+	"$DSFS" --print-plan "$WORK/df" -o dataset=train,sampler=torch-random,seed=5,epoch=$e,extensions=.npy:.wav 2>"$WORK/df.err" | paste -sd ' '
+done)
+[[ -n $want && $got == "$want" ]] || fail "--print-plan extensions=.npy:.wav: got [$got], want [$want]"
+grep -q "dataset=train: 1 class directory without a file ending in one of extensions=.npy:.wav: torchvision's DatasetFolder refuses" "$WORK/df.err" ||
+	fail "no warning on a class without a .npy or .wav: [$(cat "$WORK/df.err")]"
+say "extensions=.npy:.wav: $(wc -w <<<"$got") files in 2 epochs as DatasetFolder's DataLoader reads them"

@@ -95,7 +95,7 @@ static int build(const char *ds, enum dsfs_layout_kind kind,
 	int fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
 
 	CHECK(fd >= 0);
-	err = dsfs_layout_build(fd, ds, kind, list, l, why, whylen);
+	err = dsfs_layout_build(fd, ds, kind, list, NULL, l, why, whylen);
 	close(fd);
 	return err;
 }
@@ -269,8 +269,8 @@ static void test_quick(void)
 	int fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	CHECK(fd >= 0);
-	CHECK(dsfs_layout_build_quick(fd, "data", DSFS_LAYOUT_IMAGEFOLDER, NULL,
-				      &l, why, sizeof(why)) == 0);
+	CHECK(dsfs_layout_build_quick(fd, "data", DSFS_LAYOUT_IMAGEFOLDER,
+				      NULL, NULL, &l, why, sizeof(why)) == 0);
 	if (!l) {
 		close(fd);
 		return;
@@ -297,8 +297,8 @@ static void test_quick(void)
 	dsfs_layout_free(l);
 
 	l = NULL;
-	CHECK(dsfs_layout_build_quick(fd, "data", DSFS_LAYOUT_IMAGEFOLDER, NULL,
-				      &l, why, sizeof(why)) == 0);
+	CHECK(dsfs_layout_build_quick(fd, "data", DSFS_LAYOUT_IMAGEFOLDER,
+				      NULL, NULL, &l, why, sizeof(why)) == 0);
 	if (l) {
 		CHECK(dsfs_layout_lookup(l, "e/1.jpg", &idx) == 0);
 		CHECK(dsfs_layout_pending(l, idx));
@@ -471,6 +471,42 @@ static void test_dataset_errors(void)
 	dsfs_layout_free(l);
 }
 
+/* A DatasetFolder's extensions: their checks and bounds; the build refuses
+ * them for the other layouts.  (Their matching is golden_layout.py's.) */
+static void test_extensions(void)
+{
+	char why[256], many[200], *p = many;
+	struct dsfs_layout *l = NULL;
+	int i, fd;
+
+	CHECK(dsfs_layout_extensions_check(".npy", why, sizeof(why)) == 0);
+	CHECK(dsfs_layout_extensions_check("k:.tar.gz:npy: x~", why,
+					   sizeof(why)) == 0);
+	CHECK(dsfs_layout_extensions_check(".Npy", why, sizeof(why)) ==
+	      -EINVAL && strstr(why, "'.Npy' has capitals"));
+	CHECK(dsfs_layout_extensions_check(".npy:", why, sizeof(why)) ==
+	      -EINVAL && strstr(why, "an empty extension"));
+	CHECK(dsfs_layout_extensions_check("", why, sizeof(why)) == -EINVAL);
+	CHECK(dsfs_layout_extensions_check(".a\x01" "b", why, sizeof(why)) ==
+	      -EINVAL && strstr(why, "'.a\\x01b'"));
+	CHECK(dsfs_layout_extensions_check(".\xc3\xa9", why, sizeof(why)) ==
+	      -EINVAL && strstr(why, "printable ASCII"));
+	for (i = 0; i < 64; i++)
+		p += sprintf(p, "%s%c", i ? ":" : "", 'a' + i % 26);
+	CHECK(dsfs_layout_extensions_check(many, why, sizeof(why)) == 0);
+	strcpy(p, ":z");
+	CHECK(dsfs_layout_extensions_check(many, why, sizeof(why)) ==
+	      -EINVAL && strstr(why, "more than 64"));
+	fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK(dsfs_layout_build(fd, "data", DSFS_LAYOUT_SORTED, NULL, ".jpg",
+				&l, why, sizeof(why)) == -EINVAL &&
+	      !l && strstr(why, "only to layout=imagefolder"));
+	CHECK(dsfs_layout_build(fd, "data", DSFS_LAYOUT_IMAGEFOLDER, NULL,
+				".JPG", &l, why, sizeof(why)) == -EINVAL && !l);
+	close(fd);
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag,
 		  struct FTW *ftw)
 {
@@ -497,6 +533,7 @@ int main(void)
 	test_list_bad();
 	test_list_long();
 	test_dataset_errors();
+	test_extensions();
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return UNIT_DONE();
 }

@@ -234,8 +234,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		setup();
 	m = model((const char *)data, size, &n, &bad, &path_bytes);
 	fuzz_write(list, data, size);
-	err = dsfs_layout_build(root_fd, "ds", DSFS_LAYOUT_LIST, list, &l, why,
-				sizeof(why));
+	err = dsfs_layout_build(root_fd, "ds", DSFS_LAYOUT_LIST, list, NULL,
+				&l, why, sizeof(why));
 	if (bad || !n) {
 		FUZZ_CHECK(err && !l, "accepted, but line %llu is bad",
 			   (unsigned long long)bad);

@@ -605,7 +605,8 @@ static void check(enum dsfs_layout_kind kind, int root_fd)
 	size_t i;
 	int err;
 
-	err = dsfs_layout_build(root_fd, "ds", kind, NULL, &l, why, sizeof(why));
+	err = dsfs_layout_build(root_fd, "ds", kind, NULL, NULL, &l, why,
+				sizeof(why));
 	FUZZ_CHECK(!err, "layout=%s refused: %s", name, why);
 	if (kind == DSFS_LAYOUT_IMAGEFOLDER)
 		model_imagefolder(&m);
