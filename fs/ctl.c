@@ -14,13 +14,14 @@
  * Only root and the user who mounted may use them (EPERM for others).
  *
  * A command naming sampler= states the plan afresh; any other changes the
- * options it names on top of the plan in force.  layout=, dataset=, list=
- * and extensions= (which files the plan covers) are accepted only while
- * the mount has not listed any (it was mounted with sampler=none and never
- * had a plan); the listing then stays for the mount, and a command may
- * only restate them.  A command that leaves the plan as it is changes nothing,
- * so a caller that asks twice (for the size first, as getfattr does)
- * applies it once and gets the same answer both times.
+ * options it names on top of the plan in force.  layout=, dataset=, list=,
+ * extensions= and split= with its seed and part (which files the plan
+ * covers) are accepted only while the mount has not listed any (it was
+ * mounted with sampler=none and never had a plan); the listing then stays
+ * for the mount, and a command may only restate them.  A command that
+ * leaves the plan as it is changes nothing, so a caller that asks twice
+ * (for the size first, as getfattr does) applies it once and gets the same
+ * answer both times.
  *
  * Threads: any FUSE worker.  ctl->lock serialises the commands and
  * protects struct dsfs_ctl.  A change lists the files if needed and starts
@@ -155,41 +156,49 @@ int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
 	return dsfs_sched_start(&cfg, out);
 }
 
-/* The value of a listing option in cur (NULL: none, list= unless given). */
-static const char *listing_value(const struct dsfs_plan_opts *cur, size_t i)
-{
-	const char *given[] = { cur->layout, cur->dataset, cur->list,
-				cur->extensions, cur->weights };
-	static const char *const dflt[] = { "imagefolder", ".", NULL, NULL,
-					    NULL };
+/* The options that say which files the plan covers. */
+#define LISTING_OPTS 8
+static const char *const listing_names[LISTING_OPTS] = {
+	"layout", "dataset", "list", "extensions", "split", "split_seed",
+	"split_part", "weights",
+};
 
-	return given[i] ? given[i] : dflt[i];
+/* o's listing options, in listing_names' order, into v. */
+static void listing_values(const struct dsfs_plan_opts *o, const char **v)
+{
+	const char *given[LISTING_OPTS] = {
+		o->layout, o->dataset, o->list, o->extensions, o->split,
+		o->split_seed, o->split_part, o->weights,
+	};
+
+	memcpy(v, given, sizeof(given));
 }
 
 /*
- * layout=, dataset=, list=, extensions=, weights=: free while the mount
- * has listed no files, and then only restated (getfattr sends a command
- * twice: see the file comment); the weights are read with the listing, one
- * per file.
+ * layout=, dataset=, list=, extensions=, split=, split_seed=, split_part=,
+ * weights=: free while the mount has listed no files, and then only
+ * restated (getfattr sends a command twice: see the file comment); the
+ * weights are read with the listing, one per file.
  */
 static int check_listing(const struct dsfs_fs *fs,
 			 const struct dsfs_plan_opts *cur,
 			 const struct dsfs_plan_opts *over, char *why,
 			 size_t whylen)
 {
-	static const char *const names[] = { "layout", "dataset", "list",
-					     "extensions", "weights" };
-	const char *vals[] = { over->layout, over->dataset, over->list,
-			       over->extensions, over->weights };
+	static const char *const dflt[LISTING_OPTS] = { "imagefolder", "." };
+	const char *now[LISTING_OPTS], *vals[LISTING_OPTS];
 	size_t i;
 
-	for (i = 0; fs->layout && i < 5; i++) {
-		const char *now = listing_value(cur, i);
+	listing_values(cur, now);
+	listing_values(over, vals);
+	for (i = 0; fs->layout && i < LISTING_OPTS; i++) {
+		const char *was = now[i] ? now[i] : dflt[i];
 
-		if (!vals[i] || (now && !strcmp(vals[i], now)))
+		if (!vals[i] || (was && !strcmp(vals[i], was)))
 			continue;
 		snprintf(why, whylen, "%s=%s: cannot change without remounting (the plan's files are listed once per mount, here with %s=%s)",
-			 names[i], vals[i], names[i], now ? now : "(none)");
+			 listing_names[i], vals[i], listing_names[i],
+			 was ? was : "(none)");
 		return -EINVAL;
 	}
 	return 0;
@@ -217,6 +226,9 @@ static int gen_build(struct dsfs_fs *fs, const struct dsfs_plan_opts *over,
 	fresh.dataset = cur->dataset;
 	fresh.list = cur->list;
 	fresh.extensions = cur->extensions;
+	fresh.split = cur->split;
+	fresh.split_seed = cur->split_seed;
+	fresh.split_part = cur->split_part;
 	err = dsfs_plan_opts_merge(&g->opts, over->sampler ? &fresh : cur, over);
 	if (err) {
 		free(g);
@@ -238,6 +250,9 @@ static int gen_build(struct dsfs_fs *fs, const struct dsfs_plan_opts *over,
 		view.dataset = over->dataset;
 		view.list = over->list;
 		view.extensions = over->extensions;
+		view.split = over->split;
+		view.split_seed = over->split_seed;
+		view.split_part = over->split_part;
 	}
 	err = dsfs_plan_cfg_parse(&view, &g->cfg, why, whylen);
 	if (err) {

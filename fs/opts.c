@@ -50,6 +50,9 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	DSFS_OPT("dataset=%s", plan_opts.dataset),
 	DSFS_OPT("list=%s", plan_opts.list),
 	DSFS_OPT("extensions=%s", plan_opts.extensions),
+	DSFS_OPT("split=%s", plan_opts.split),
+	DSFS_OPT("split_seed=%s", plan_opts.split_seed),
+	DSFS_OPT("split_part=%s", plan_opts.split_part),
 	DSFS_OPT("world=%s", plan_opts.world),
 	DSFS_OPT("rank=%s", plan_opts.rank),
 	DSFS_OPT("ranks=%s", plan_opts.ranks),
@@ -146,6 +149,10 @@ static void usage(const char *prog)
 	       "                           imagefolder: a DatasetFolder's\n"
 	       "                           extensions (.npy:.wav), not\n"
 	       "                           ImageFolder's image ones\n"
+	       "    -o split=L0:L1[:...],split_seed=S[,split_part=K]\n"
+	       "                           the loader reads part K (0) of\n"
+	       "                           random_split(ds, [L0, L1, ...],\n"
+	       "                           generator=torch.Generator().manual_seed(S))\n"
 	       "    -o world=N             torch-distributed: number of ranks\n"
 	       "    -o rank=R, ranks=A-B   torch-distributed: this node's ranks\n"
 	       "                           (default all)\n"

@@ -7,7 +7,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +116,18 @@ void dsfs_parse_oneline(char *s)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			*s = '?';
 	}
+}
+
+int dsfs_parse_refuse(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	if (whylen)
+		dsfs_parse_oneline(why);
+	return -EINVAL;
 }
 
 void dsfs_parse_tidy_path(char *s)

@@ -7,6 +7,7 @@
 #ifndef DSFS_PARSE_H
 #define DSFS_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Decimal unsigned integer in [min, max]. */
@@ -27,6 +28,14 @@ int dsfs_parse_size(const char *s, uint64_t total, uint64_t *out);
  * a message quoting what a user typed stays one line.  O(length).
  */
 void dsfs_parse_oneline(char *s);
+
+/*
+ * A refusal of a value the user gave: the message fmt, ... into why
+ * (whylen bytes), made one line as dsfs_parse_oneline() makes it.
+ * Returns -EINVAL, for `return dsfs_parse_refuse(why, whylen, ...)`.
+ */
+int dsfs_parse_refuse(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /*
  * Writes a relative or absolute path in its plain form, in place: no empty

@@ -173,6 +173,17 @@ int dsfs_layout_build_quick(int root_fd, const char *dataset_rel,
 			    const char *extensions, struct dsfs_layout **out,
 			    char *why, size_t whylen);
 
+/*
+ * A layout of count samples of l, sample i being l's idx[i] (each below
+ * l's count), with their paths, sizes (pending ones stay pending in the
+ * new layout), aliases and l's info (counts of the whole listing; the
+ * duplicates and aliases counted anew): the part of a data set that
+ * random_split() gives a loader.  l is only read.  0 and *out, or -EINVAL
+ * (an index out of range), -ENOMEM.  O(count + path bytes).
+ */
+int dsfs_layout_select(const struct dsfs_layout *l, const uint32_t *idx,
+		       uint64_t count, struct dsfs_layout **out);
+
 void dsfs_layout_free(struct dsfs_layout *layout);
 
 uint64_t dsfs_layout_count(const struct dsfs_layout *layout);

@@ -7,7 +7,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,21 +15,6 @@
 #include "parse.h"
 #include "plan.h"
 #include "weights.h"
-
-static int refuse(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int refuse(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-	if (whylen)
-		dsfs_parse_oneline(why); /* values quoted as given */
-	return -EINVAL;
-}
 
 /* Which options each sampler takes, beyond sampler= itself. */
 static bool needs_seed(enum dsfs_sampler k)
@@ -43,7 +27,8 @@ static const char *stray_option(const struct dsfs_plan_opts *o)
 {
 	return o->seed ? "seed" : o->epoch ? "epoch" : o->layout ? "layout" :
 	       o->dataset ? "dataset" : o->list ? "list" :
-	       o->extensions ? "extensions" :
+	       o->extensions ? "extensions" : o->split ? "split" :
+	       o->split_seed ? "split_seed" : o->split_part ? "split_part" :
 	       o->world ? "world" : o->rank ? "rank" : o->ranks ? "ranks" :
 	       o->drop_last ? "drop_last" :
 	       o->persistent_workers ? "persistent_workers" :
@@ -64,11 +49,11 @@ static int parse_ranks(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 	char *dash;
 
 	if (o->rank && o->ranks)
-		return refuse(why, whylen, "rank= and ranks= contradict each other; give one");
+		return dsfs_parse_refuse(why, whylen, "rank= and ranks= contradict each other; give one");
 	if (o->rank) {
 		if (dsfs_parse_u64(o->rank, 0, UINT32_MAX, &a) || a >= world)
-			return refuse(why, whylen, "rank=%s: must be an integer from 0 to %u (world=%u)",
-				      o->rank, world - 1, world);
+			return dsfs_parse_refuse(why, whylen, "rank=%s: must be an integer from 0 to %u (world=%u)",
+						 o->rank, world - 1, world);
 		c->rank_first = c->rank_last = (uint32_t)a;
 		return 0;
 	}
@@ -100,8 +85,8 @@ static int parse_ranks(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 		b = a;
 	}
 	if (a > b || b >= world)
-		return refuse(why, whylen, "ranks=%s: give A-B with 0 <= A <= B < world (%u)",
-			      o->ranks, world);
+		return dsfs_parse_refuse(why, whylen, "ranks=%s: give A-B with 0 <= A <= B < world (%u)",
+					 o->ranks, world);
 	c->rank_first = (uint32_t)a;
 	c->rank_last = (uint32_t)b;
 	return 0;
@@ -118,16 +103,16 @@ static int parse_distributed(const struct dsfs_plan_opts *o,
 				  o->ranks ? "ranks=" : o->drop_last ? "drop_last" : NULL;
 
 		if (opt)
-			return refuse(why, whylen, "%s applies only to sampler=torch-distributed (or auto)",
-				      opt);
+			return dsfs_parse_refuse(why, whylen, "%s applies only to sampler=torch-distributed (or auto)",
+						 opt);
 		c->sampler.world = 1;
 		return 0;
 	}
 	if (!o->world)
-		return refuse(why, whylen, "sampler=torch-distributed needs world=N (the number of ranks)");
+		return dsfs_parse_refuse(why, whylen, "sampler=torch-distributed needs world=N (the number of ranks)");
 	if (dsfs_parse_u64(o->world, 1, 1u << 20, &w))
-		return refuse(why, whylen, "world=%s: must be an integer from 1 to 1048576",
-			      o->world);
+		return dsfs_parse_refuse(why, whylen, "world=%s: must be an integer from 1 to 1048576",
+					 o->world);
 	c->sampler.world = (uint32_t)w;
 	c->sampler.drop_last = o->drop_last != 0;
 	return parse_ranks(o, c, why, whylen);
@@ -140,27 +125,30 @@ static int parse_layout(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 
 	c->layout = DSFS_LAYOUT_IMAGEFOLDER;
 	if (o->layout && dsfs_layout_kind_parse(o->layout, &c->layout))
-		return refuse(why, whylen, "layout=%s: unknown layout; use imagefolder, sorted or list",
-			      o->layout);
+		return dsfs_parse_refuse(why, whylen, "layout=%s: unknown layout; use imagefolder, sorted or list",
+					 o->layout);
 	if (c->layout == DSFS_LAYOUT_LIST && !o->list)
-		return refuse(why, whylen, "layout=list needs list=FILE (an absolute path)");
+		return dsfs_parse_refuse(why, whylen, "layout=list needs list=FILE (an absolute path)");
 	if (o->list && c->layout != DSFS_LAYOUT_LIST)
-		return refuse(why, whylen, "list= applies only to layout=list");
+		return dsfs_parse_refuse(why, whylen, "list= applies only to layout=list");
 	if (o->list && o->list[0] != '/')
-		return refuse(why, whylen, "list=%s: give an absolute path", o->list);
+		return dsfs_parse_refuse(why, whylen, "list=%s: give an absolute path", o->list);
 	if (o->extensions && c->layout != DSFS_LAYOUT_IMAGEFOLDER)
-		return refuse(why, whylen, "extensions= applies only to layout=imagefolder (a DatasetFolder given extensions=)");
+		return dsfs_parse_refuse(why, whylen, "extensions= applies only to layout=imagefolder (a DatasetFolder given extensions=)");
 	if (o->extensions &&
 	    dsfs_layout_extensions_check(o->extensions, why, whylen))
 		return -EINVAL;
 	if (!d[0] || d[0] == '/' || !strcmp(d, "..") || !strncmp(d, "../", 3) ||
 	    strstr(d, "/../") || (strlen(d) >= 3 && !strcmp(d + strlen(d) - 3, "/..")))
-		return refuse(why, whylen, "dataset=%s: give a directory relative to SOURCE, without ..",
-			      d);
+		return dsfs_parse_refuse(why, whylen, "dataset=%s: give a directory relative to SOURCE, without ..",
+					 d);
 	c->dataset = d;
 	c->list = o->list;
 	c->extensions = o->extensions;
-	return 0;
+	if (o->split && o->subset)
+		return dsfs_parse_refuse(why, whylen, "split= and subset: give the subset's files with layout=list and no split");
+	return dsfs_split_parse(o->split, o->split_seed, o->split_part,
+				&c->split, why, whylen);
 }
 
 static int parse_epoch(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
@@ -169,8 +157,8 @@ static int parse_epoch(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 	c->epoch_auto = !o->epoch || !strcmp(o->epoch, "auto");
 	c->epoch = 0;
 	if (!c->epoch_auto && dsfs_parse_u64(o->epoch, 0, 1u << 30, &c->epoch))
-		return refuse(why, whylen, "epoch=%s: give auto or an epoch number from 0 to %u",
-			      o->epoch, 1u << 30);
+		return dsfs_parse_refuse(why, whylen, "epoch=%s: give auto or an epoch number from 0 to %u",
+					 o->epoch, 1u << 30);
 	return 0;
 }
 
@@ -181,12 +169,12 @@ static int parse_subset(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 	if (!o->subset)
 		return 0;
 	if (c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM)
-		return refuse(why, whylen, "subset applies only to sampler=torch-random (a SubsetRandomSampler given a seeded generator)");
+		return dsfs_parse_refuse(why, whylen, "subset applies only to sampler=torch-random (a SubsetRandomSampler given a seeded generator)");
 	if (c->discover)
-		return refuse(why, whylen, "subset: a SubsetRandomSampler without a generator draws from torch's global generator, which seed=discover cannot search; give it a seeded generator and its seed");
+		return dsfs_parse_refuse(why, whylen, "subset: a SubsetRandomSampler without a generator draws from torch's global generator, which seed=discover cannot search; give it a seeded generator and its seed");
 	if (o->num_samples || o->replacement)
-		return refuse(why, whylen, "subset: a SubsetRandomSampler has no %s",
-			      o->num_samples ? "num_samples" : "replacement");
+		return dsfs_parse_refuse(why, whylen, "subset: a SubsetRandomSampler has no %s",
+					 o->num_samples ? "num_samples" : "replacement");
 	c->sampler.subset = true;
 	return 0;
 }
@@ -196,18 +184,18 @@ static int parse_num_samples(const struct dsfs_plan_opts *o,
 			     struct dsfs_plan_cfg *c, char *why, size_t whylen)
 {
 	if (o->replacement && c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM)
-		return refuse(why, whylen, "replacement applies only to sampler=torch-random (a RandomSampler given replacement=True)");
+		return dsfs_parse_refuse(why, whylen, "replacement applies only to sampler=torch-random (a RandomSampler given replacement=True)");
 	if (o->replacement && c->discover)
-		return refuse(why, whylen, "replacement: seed=discover searches permutations only; give the seed");
+		return dsfs_parse_refuse(why, whylen, "replacement: seed=discover searches permutations only; give the seed");
 	c->sampler.replacement = o->replacement != 0;
 	if (!o->num_samples)
 		return 0;
 	if (c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM)
-		return refuse(why, whylen, "num_samples applies only to sampler=torch-random (a RandomSampler given num_samples=)");
+		return dsfs_parse_refuse(why, whylen, "num_samples applies only to sampler=torch-random (a RandomSampler given num_samples=)");
 	if (dsfs_parse_u64(o->num_samples, 1, DSFS_SAMPLER_MAX_N,
 			   &c->sampler.num_samples))
-		return refuse(why, whylen, "num_samples=%s: give the sampler's num_samples, an integer from 1 to %u",
-			      o->num_samples, DSFS_SAMPLER_MAX_N);
+		return dsfs_parse_refuse(why, whylen, "num_samples=%s: give the sampler's num_samples, an integer from 1 to %u",
+					 o->num_samples, DSFS_SAMPLER_MAX_N);
 	return 0;
 }
 
@@ -219,15 +207,15 @@ static int parse_weights(const struct dsfs_plan_opts *o,
 	if (!o->weights)
 		return 0;
 	if (c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM)
-		return refuse(why, whylen, "weights= applies only to sampler=torch-random (a WeightedRandomSampler given a seeded generator)");
+		return dsfs_parse_refuse(why, whylen, "weights= applies only to sampler=torch-random (a WeightedRandomSampler given a seeded generator)");
 	if (c->discover)
-		return refuse(why, whylen, "weights=: seed=discover searches permutations only; give the seed");
+		return dsfs_parse_refuse(why, whylen, "weights=: seed=discover searches permutations only; give the seed");
 	if (o->subset)
-		return refuse(why, whylen, "weights=: a SubsetRandomSampler has no weights");
+		return dsfs_parse_refuse(why, whylen, "weights=: a SubsetRandomSampler has no weights");
 	if (!o->num_samples)
-		return refuse(why, whylen, "weights= needs num_samples=K (the WeightedRandomSampler's num_samples)");
+		return dsfs_parse_refuse(why, whylen, "weights= needs num_samples=K (the WeightedRandomSampler's num_samples)");
 	if (o->weights[0] != '/')
-		return refuse(why, whylen, "weights=%s: give an absolute path", o->weights);
+		return dsfs_parse_refuse(why, whylen, "weights=%s: give an absolute path", o->weights);
 	c->weights = o->weights;
 	c->sampler.replacement = true; /* replacement=False is not predicted */
 	return 0;
@@ -246,39 +234,39 @@ static int parse_discover(const struct dsfs_plan_opts *o,
 	c->discover_end = DSFS_DISCOVER_SEEDS;
 	if (!c->discover) {
 		if (o->discover_threads || o->discover_range)
-			return refuse(why, whylen, "%s= applies only to seed=discover",
-				      o->discover_threads ? "discover_threads" :
-				      "discover_range");
+			return dsfs_parse_refuse(why, whylen, "%s= applies only to seed=discover",
+						 o->discover_threads ? "discover_threads" :
+						 "discover_range");
 		return 0;
 	}
 	if (c->sampler.kind != DSFS_SAMPLER_TORCH_RANDOM &&
 	    c->sampler.kind != DSFS_SAMPLER_TORCH_DISTRIBUTED)
-		return refuse(why, whylen, "seed=discover works with sampler=torch-random (a DataLoader(shuffle=True) without a generator), torch-distributed (a DistributedSampler whose seed is not known) or auto");
+		return dsfs_parse_refuse(why, whylen, "seed=discover works with sampler=torch-random (a DataLoader(shuffle=True) without a generator), torch-distributed (a DistributedSampler whose seed is not known) or auto");
 	c->discover_models =
 		c->sampler.kind == DSFS_SAMPLER_TORCH_RANDOM ?
 			DSFS_DISCOVER_RANDOM :
 			DSFS_DISCOVER_DISTRIBUTED |
 				(c->sampler_auto ? DSFS_DISCOVER_RANDOM : 0);
 	if (o->epoch)
-		return refuse(why, whylen, "epoch=%s means nothing with seed=discover: every epoch's seed is searched",
-			      o->epoch);
+		return dsfs_parse_refuse(why, whylen, "epoch=%s means nothing with seed=discover: every epoch's seed is searched",
+					 o->epoch);
 	if (o->persistent_workers)
-		return refuse(why, whylen, "persistent_workers means nothing with seed=discover: the sampler seeds a fresh generator every epoch");
+		return dsfs_parse_refuse(why, whylen, "persistent_workers means nothing with seed=discover: the sampler seeds a fresh generator every epoch");
 	if (o->sampler_generator)
-		return refuse(why, whylen, "sampler_generator means nothing with seed=discover: the sampler seeds a fresh generator every epoch");
+		return dsfs_parse_refuse(why, whylen, "sampler_generator means nothing with seed=discover: the sampler seeds a fresh generator every epoch");
 	if (o->discover_threads) {
 		if (dsfs_parse_u64(o->discover_threads, 1,
 				   DSFS_DISCOVER_MAX_THREADS, &v))
-			return refuse(why, whylen, "discover_threads=%s: give an integer from 1 to %u",
-				      o->discover_threads,
-				      DSFS_DISCOVER_MAX_THREADS);
+			return dsfs_parse_refuse(why, whylen, "discover_threads=%s: give an integer from 1 to %u",
+						 o->discover_threads,
+						 DSFS_DISCOVER_MAX_THREADS);
 		c->discover_threads = (unsigned)v;
 	}
 	if (o->discover_range &&
 	    dsfs_discover_parse_range(o->discover_range, &c->discover_first,
 				      &c->discover_end))
-		return refuse(why, whylen, "discover_range=%s: give A-B with 0 <= A < B <= 4294967296 (seeds A to B - 1)",
-			      o->discover_range);
+		return dsfs_parse_refuse(why, whylen, "discover_range=%s: give A-B with 0 <= A < B <= 4294967296 (seeds A to B - 1)",
+					 o->discover_range);
 	return 0;
 }
 
@@ -293,44 +281,46 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 	if (o->sampler && !strcmp(o->sampler, "auto")) {
 		/* an unseeded torch sampler: which one is searched too */
 		if (!o->seed || strcmp(o->seed, "discover"))
-			return refuse(why, whylen, "sampler=auto works with seed=discover only: give the sampler when the seed is known");
+			return dsfs_parse_refuse(why, whylen, "sampler=auto works with seed=discover only: give the sampler when the seed is known");
 		c->sampler_auto = true;
 		s->kind = o->world || o->rank || o->ranks ?
 				  DSFS_SAMPLER_TORCH_DISTRIBUTED :
 				  DSFS_SAMPLER_TORCH_RANDOM;
 	} else if (o->sampler && dsfs_sampler_from_name(o->sampler, &s->kind)) {
-		return refuse(why, whylen, "sampler=%s: unknown sampler; use none, sequential, torch-random, torch-distributed, python-shuffle, numpy-permutation, numpy-generator or auto",
-			      o->sampler);
+		return dsfs_parse_refuse(why, whylen, "sampler=%s: unknown sampler; use none, sequential, torch-random, torch-distributed, python-shuffle, numpy-permutation, numpy-generator or auto",
+					 o->sampler);
 	}
 	if (s->kind == DSFS_SAMPLER_NONE) {
 		const char *opt = stray_option(o);
 
 		if (opt)
-			return refuse(why, whylen, "%s= needs a plan: give sampler= too (it is none)",
-				      opt);
+			return dsfs_parse_refuse(why, whylen, "%s= needs a plan: give sampler= too (it is none)",
+						 opt);
 		return 0;
 	}
 	if (needs_seed(s->kind) && !o->seed)
-		return refuse(why, whylen, "sampler=%s needs seed=INT (the seed the training script uses)",
-			      o->sampler);
+		return dsfs_parse_refuse(why, whylen, "sampler=%s needs seed=INT (the seed the training script uses)",
+					 o->sampler);
 	if (!needs_seed(s->kind) && o->seed)
-		return refuse(why, whylen, "seed= means nothing to sampler=%s", o->sampler);
+		return dsfs_parse_refuse(why, whylen, "seed= means nothing to sampler=%s", o->sampler);
 	c->discover = o->seed && !strcmp(o->seed, "discover");
 	if (c->discover) /* a placeholder: every epoch's is searched */
 		dsfs_seed_parse("0", &s->seed);
 	else if (o->seed && dsfs_seed_parse(o->seed, &s->seed))
-		return refuse(why, whylen, "seed=%s: %s", o->seed,
-			      dsfs_seed_parse(o->seed, &s->seed) == -ERANGE ?
-			      "too large (4096 bits at most)" : "not an integer");
+		return dsfs_parse_refuse(
+			why, whylen, "seed=%s: %s", o->seed,
+			dsfs_seed_parse(o->seed, &s->seed) == -ERANGE ?
+				"too large (4096 bits at most)" :
+				"not an integer");
 	if (o->persistent_workers && s->kind != DSFS_SAMPLER_TORCH_RANDOM)
-		return refuse(why, whylen, "persistent_workers applies only to sampler=torch-random");
+		return dsfs_parse_refuse(why, whylen, "persistent_workers applies only to sampler=torch-random");
 	s->persistent_workers = o->persistent_workers != 0;
 	if (o->sampler_generator && s->kind != DSFS_SAMPLER_TORCH_RANDOM)
-		return refuse(why, whylen, "sampler_generator applies only to sampler=torch-random");
+		return dsfs_parse_refuse(why, whylen, "sampler_generator applies only to sampler=torch-random");
 	s->sampler_generator = o->sampler_generator != 0;
 	if ((o->seeded_once || o->inplace) && !dsfs_sampler_script(s->kind))
-		return refuse(why, whylen, "%s applies only to sampler=python-shuffle, numpy-permutation or numpy-generator (a shuffle the script runs itself)",
-			      o->seeded_once ? "seeded_once" : "inplace");
+		return dsfs_parse_refuse(why, whylen, "%s applies only to sampler=python-shuffle, numpy-permutation or numpy-generator (a shuffle the script runs itself)",
+					 o->seeded_once ? "seeded_once" : "inplace");
 	s->seeded_once = o->seeded_once != 0;
 	s->inplace = o->inplace != 0;
 	err = parse_num_samples(o, c, why, whylen);
@@ -344,8 +334,9 @@ int dsfs_plan_cfg_parse(const struct dsfs_plan_opts *o,
 		err = parse_distributed(o, c, why, whylen);
 	if (!err && c->discover && c->sampler.kind ==
 	    DSFS_SAMPLER_TORCH_DISTRIBUTED && c->rank_first > DSFS_DISCOVER_MAX_POS)
-		err = refuse(why, whylen, "seed=discover: the first local rank must be at most %u (it is %u)",
-			     DSFS_DISCOVER_MAX_POS, c->rank_first);
+		err = dsfs_parse_refuse(why, whylen, "seed=discover: the first local rank must be at most %u (it is %u)",
+					DSFS_DISCOVER_MAX_POS,
+					c->rank_first);
 	if (!err)
 		err = parse_layout(o, c, why, whylen);
 	if (!err)
@@ -364,6 +355,9 @@ static const size_t opt_strings[] = {
 	offsetof(struct dsfs_plan_opts, dataset),
 	offsetof(struct dsfs_plan_opts, list),
 	offsetof(struct dsfs_plan_opts, extensions),
+	offsetof(struct dsfs_plan_opts, split),
+	offsetof(struct dsfs_plan_opts, split_seed),
+	offsetof(struct dsfs_plan_opts, split_part),
 	offsetof(struct dsfs_plan_opts, world),
 	offsetof(struct dsfs_plan_opts, rank),
 	offsetof(struct dsfs_plan_opts, ranks),
@@ -455,6 +449,9 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 		put_path(f, "list", c->list);
 	if (c->extensions)
 		put_path(f, "extensions", c->extensions);
+	if (c->split.nparts)
+		fprintf(f, ",split=%s,split_seed=%s,split_part=%u",
+			c->split.text, c->split.seed.text, c->split.part);
 	if (s->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED) {
 		fprintf(f, ",world=%u", s->world);
 		if (c->rank_first == c->rank_last)
@@ -508,28 +505,11 @@ char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *c)
 	return buf;
 }
 
-int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
-		     struct dsfs_layout **out, char *why, size_t whylen)
+/* Why a listing gave no samples: the loader's dataset class would refuse
+ * it.  -ENOENT. */
+static int no_samples(const struct dsfs_plan_cfg *cfg, char *why,
+		      size_t whylen)
 {
-	int err = (quick ? dsfs_layout_build_quick : dsfs_layout_build)(
-		root_fd, cfg->dataset, cfg->layout, cfg->list, cfg->extensions,
-		out, why, whylen);
-	double *weights;
-
-	if (!err && dsfs_layout_count(*out) && cfg->weights) {
-		err = dsfs_weights_load(cfg->weights, dsfs_layout_count(*out),
-					&weights, why, whylen);
-		if (!err)
-			dsfs_layout_set_weights(*out, weights);
-		else {
-			dsfs_layout_free(*out);
-			*out = NULL;
-		}
-	}
-	if (err || dsfs_layout_count(*out))
-		return err;
-	dsfs_layout_free(*out);
-	*out = NULL;
 	if (cfg->layout == DSFS_LAYOUT_IMAGEFOLDER && cfg->extensions)
 		snprintf(why, whylen, "dataset=%s: no samples for layout=imagefolder,extensions=%s: no class directory holds a file ending in one of them (torchvision's DatasetFolder raises FileNotFoundError here)",
 			 cfg->dataset, cfg->extensions);
@@ -540,6 +520,67 @@ int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 		snprintf(why, whylen, "dataset=%s: no samples for layout=%s",
 			 cfg->dataset, dsfs_layout_kind_name(cfg->layout));
 	return -ENOENT;
+}
+
+/* cfg's random_split part of the samples of *l, which it replaces (freed
+ * either way).  0, or -errno with why. */
+static int split_layout(const struct dsfs_plan_cfg *cfg,
+			struct dsfs_layout **l, char *why, size_t whylen)
+{
+	struct dsfs_layout *part = NULL;
+	uint32_t *idx;
+	uint64_t k;
+	int err = dsfs_split_indices(&cfg->split, dsfs_layout_count(*l), &idx,
+				     &k, why, whylen);
+
+	if (!err) {
+		err = dsfs_layout_select(*l, idx, k, &part);
+		free(idx);
+		if (err)
+			snprintf(why, whylen, "split=%s: %s", cfg->split.text,
+				 strerror(-err));
+	}
+	if (!err && !k) {
+		snprintf(why, whylen, "split=%s,split_part=%u: random_split gives that part no samples",
+			 cfg->split.text, cfg->split.part);
+		err = -ENOENT;
+	}
+	dsfs_layout_free(*l);
+	*l = err ? NULL : part;
+	if (err)
+		dsfs_layout_free(part);
+	return err;
+}
+
+int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
+		     struct dsfs_layout **out, char *why, size_t whylen)
+{
+	struct dsfs_layout *l;
+	double *weights;
+	int err = (quick ? dsfs_layout_build_quick : dsfs_layout_build)(
+		root_fd, cfg->dataset, cfg->layout, cfg->list, cfg->extensions,
+		&l, why, whylen);
+
+	*out = NULL;
+	if (err)
+		return err;
+	if (!dsfs_layout_count(l)) {
+		dsfs_layout_free(l);
+		return no_samples(cfg, why, whylen);
+	}
+	if (cfg->split.nparts && (err = split_layout(cfg, &l, why, whylen)))
+		return err;
+	if (cfg->weights) {
+		err = dsfs_weights_load(cfg->weights, dsfs_layout_count(l),
+					&weights, why, whylen);
+		if (err) {
+			dsfs_layout_free(l);
+			return err;
+		}
+		dsfs_layout_set_weights(l, weights);
+	}
+	*out = l;
+	return 0;
 }
 
 int dsfs_plan_check_epoch(const struct dsfs_plan_cfg *cfg,

@@ -19,10 +19,12 @@
 
 #include "layout.h"
 #include "sampler.h"
+#include "split.h"
 
 /* Option values as given (NULL: not given).  Flags are ints for fuse_opt. */
 struct dsfs_plan_opts {
 	char *sampler, *seed, *epoch, *layout, *dataset, *list, *extensions;
+	char *split, *split_seed, *split_part;
 	char *world, *rank, *ranks;
 	char *discover_threads, *discover_range, *num_samples, *weights;
 	int drop_last, persistent_workers, sampler_generator, replacement;
@@ -35,6 +37,9 @@ struct dsfs_plan_cfg {
 	const char *dataset;	/* relative to SOURCE; "." by default */
 	const char *list;	/* layout=list: absolute path */
 	const char *extensions;	/* a DatasetFolder's, or NULL */
+	/* random_split(): the part of the layout's samples the loader reads
+	 * (split.nparts 0: none). */
+	struct dsfs_split split;
 	const char *weights;	/* weights=: absolute path, or NULL */
 	bool epoch_auto;	/* detect the epoch from the accesses */
 	uint64_t epoch;		/* the epoch to start from otherwise */

@@ -8,6 +8,7 @@ Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--weights FILE]
            [--no-set-epoch]
            [--subset-every K] [--extensions EXT[:EXT...]]
+           [--split L0:L1[:...] --split-seed S [--split-part K]]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
            [--stats MNT FILE]
 
@@ -46,6 +47,9 @@ SubsetRandomSampler(range(0, n, K), generator=G) instead.  --weights FILE
 generator=G), FILE holding one weight a line, in the samples' order.
 --extensions EXTS: the data set is a DatasetFolder(ROOT, extensions=...)
 given EXTS split at ':', rather than an ImageFolder.
+--split L0:L1 --split-seed S --split-part K: the data set is part K (0) of
+random_split(folder, [L0, L1], generator=torch.Generator().manual_seed(S)),
+each L a whole length or a fraction as Python reads it.
 --stats MNT FILE appends to FILE the stats snapshot of the dsfs mount MNT
 (its root's user.dsfs.stats), each line prefixed with where it was taken:
 "eE" before epoch E (after the drop and, with --barrier, between the two
@@ -70,7 +74,7 @@ import warnings
 import torch
 from torch.utils.data import (DataLoader, Dataset, DistributedSampler,
                               RandomSampler, SubsetRandomSampler,
-                              WeightedRandomSampler)
+                              WeightedRandomSampler, random_split)
 from torchvision.datasets import DatasetFolder, ImageFolder
 
 # More workers than CPUs is what a test of many workers asks for.
@@ -101,6 +105,25 @@ class Indexed(Dataset):
 
     def __getitem__(self, i):
         return i, self.folder[i][0]
+
+
+class Part(Dataset):
+    """A random_split part of a folder, with the folder's samples attribute
+    for the part's own indices (--list and --source use it)."""
+
+    def __init__(self, folder, a):
+        lengths = [int(x) if x.isdigit() else float(x)
+                   for x in a.split.split(":")]
+        parts = random_split(folder, lengths, generator=torch.Generator()
+                             .manual_seed(a.split_seed))
+        self.part = parts[a.split_part]
+        self.samples = [folder.samples[i] for i in self.part.indices]
+
+    def __len__(self):
+        return len(self.part)
+
+    def __getitem__(self, i):
+        return self.part[i]
 
 
 def die(msg):
@@ -159,6 +182,9 @@ def parse_args(argv=None):
     ap.add_argument("--subset-every", type=int, default=0)
     ap.add_argument("--weights")
     ap.add_argument("--extensions")
+    ap.add_argument("--split")
+    ap.add_argument("--split-seed", type=int, default=0)
+    ap.add_argument("--split-part", type=int, default=0)
     drop = ap.add_mutually_exclusive_group()
     drop.add_argument("--drop-caches", action="store_true")
     drop.add_argument("--drop-caches-first", action="store_true")
@@ -302,6 +328,8 @@ def main():
                                extensions=tuple(a.extensions.split(":")))
     else:
         folder = ImageFolder(os.path.abspath(a.root), loader=read_bytes)
+    if a.split:
+        folder = Part(folder, a)
     ds = Indexed(folder)
     loader, sampler = make_loader(a, ds)
     digests = {}

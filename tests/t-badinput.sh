@@ -120,6 +120,15 @@ bad "an empty extension" "$SRC" "$MNT" -o sampler=torch-random,seed=1,extensions
 bad "'a/b': give printable ASCII without '/'" "$SRC" "$MNT" -o sampler=torch-random,seed=1,extensions=a/b
 bad "extensions= applies only to layout=imagefolder" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,extensions=.npy
 bad "extensions= needs a plan" "$SRC" "$MNT" -o extensions=.npy
+# random_split's lengths, seed and part (over SOURCE's one file).
+bad "split=0.8:0.2 needs split_seed=" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,split=0.8:0.2
+bad "split_part= needs split=" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,split_part=1
+bad "split=0.8:0.3: fractions that add up to 1.1000000000000001, not 1" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,split=0.8:0.3,split_seed=1
+bad "split=2:0: the lengths add up to 2, not the data set's 1 samples" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,split=2:0,split_seed=1
+bad "split=0.5:-0.5: '-0.5' is not a length" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,split=0.5:-0.5,split_seed=1
+bad "split_part=2: give the part the loader reads, from 0 to 1" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,split=0.5:0.5,split_seed=1,split_part=2
+bad "split_seed=2e3: torch manual_seed() accepts only" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,split=0.5:0.5,split_seed=2e3
+bad "split=1:0,split_part=1: random_split gives that part no samples" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,split=1:0,split_seed=1,split_part=1
 bad seed=-1 "$SRC" "$MNT" -o sampler=numpy-permutation,seed=-1
 bad "default_rng() accepts only seeds >= 0" "$SRC" "$MNT" -o sampler=numpy-generator,seed=-3
 bad "seeded_once applies only to sampler=python-shuffle" "$SRC" "$MNT" -o sampler=torch-random,seed=1,seeded_once
@@ -169,7 +178,7 @@ for spec in "${numeric[@]}"; do
 	bad "${opt%=} given twice" "$SRC" "$MNT" -o "${ctx}${opt}1" -o "${opt}1"
 done
 # Words and paths, empty or given twice.
-for opt in hugepages= numa= stats= sampler= layout= dataset= list= extensions=; do
+for opt in hugepages= numa= stats= sampler= layout= dataset= list= extensions= split=; do
 	bad "$opt" "$SRC" "$MNT" -o "sampler=sequential,$opt"
 done
 bad "drop_last given twice" "$SRC" "$MNT" \

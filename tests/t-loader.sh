@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list; a WeightedRandomSampler, given its weights; a RandomSampler(num_samples=) on a mount not told so, whose epochs' length dsfs learns; a DistributedSampler without set_epoch(), which the lost plan's warning names; and a DatasetFolder given extensions, mounted with extensions=.
+# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list; a WeightedRandomSampler, given its weights; a RandomSampler(num_samples=) on a mount not told so, whose epochs' length dsfs learns; a DistributedSampler without set_epoch(), which the lost plan's warning names; a DatasetFolder given extensions, mounted with extensions=; and a random_split part, mounted with split=.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -173,4 +173,26 @@ mount_dsfs "$SRC" "$MNT" -o "cache_size=$((feats / 2 >> 20))M,hugepages=off,samp
 	--source "$SRC/feats" "$MNT/feats" || fail "the loader failed"
 check_plan_stats "$MNT" 1 $((2 * feats)) ||
 	fail "the DatasetFolder's order was not followed"
+unmount_dsfs "$MNT"
+
+# Part 0 of random_split(ds, [0.8, 0.2], generator=manual_seed(3)), the
+# training part, mounted with split=: its 3 cold epochs are followed; the
+# validation part (the other 20%, --print-plan's split_part=1) read
+# through the mount after them is right.
+say "a random_split part (0.8 of the data set), 3 epochs"
+SPLIT="split=0.8:0.2,split_seed=3"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total / 2 >> 20))M,hugepages=off,sampler=torch-random,seed=17,dataset=train,$SPLIT"
+"$PY" "$srcdir/loader.py" --mode torch-random --seed 17 --first 0 --last 2 \
+	--split 0.8:0.2 --split-seed 3 --drop-caches --sleep-ms 5 \
+	--list "$WORK/train.list" --source "$SRC/train" "$MNT/train" ||
+	fail "the loader failed"
+check_plan_stats "$MNT" 2 $((total * 2)) ||
+	fail "the random_split part's order was not followed"
+"$DSFS" --print-plan "$SRC" -o "sampler=sequential,dataset=train,$SPLIT,split_part=1" >"$WORK/val"
+[[ $(wc -l <"$WORK/val") == 160 ]] || fail "the validation part has $(wc -l <"$WORK/val") files, not 160"
+[[ -z $(sort "$WORK/val" | comm -12 - <(sort -u "$WORK/train.list")) ]] ||
+	fail "the validation part shares files with the part the loader read"
+while read -r f; do cat "$MNT/train/$f"; done <"$WORK/val" | cmp -s - <(
+	while read -r f; do cat "$SRC/train/$f"; done <"$WORK/val") ||
+	fail "the validation part read through the mount differs"
 unmount_dsfs "$MNT"

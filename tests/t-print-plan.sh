@@ -226,3 +226,59 @@ done)
 grep -q "dataset=train: 1 class directory without a file ending in one of extensions=.npy:.wav: torchvision's DatasetFolder refuses" "$WORK/df.err" ||
 	fail "no warning on a class without a .npy or .wav: [$(cat "$WORK/df.err")]"
 say "extensions=.npy:.wav: $(wc -w <<<"$got") files in 2 epochs as DatasetFolder's DataLoader reads them"
+
+# torch's random_split(ds, lengths, generator=manual_seed(S)): the part a
+# DataLoader (shuffled, or a DistributedSampler's rank) reads, for
+# fractions (remainders dealt round-robin, sums that floats make
+# 0.9999999999999999, or 1.0000000000000002, which torch refuses) and
+# whole lengths, each part, against torch itself.
+"$PY" - "$T/train" >"$WORK/split.expected" <<'PYEOF'
+import sys, torch, warnings
+from torch.utils.data import DataLoader, DistributedSampler, random_split
+from torchvision.datasets import ImageFolder
+root = sys.argv[1]
+ds = ImageFolder(root, loader=lambda p: p)
+n = len(ds)
+cases = [([0.8, 0.2], 42), ([0.7, 0.2, 0.1], 3), ([0.1, 0.2, 0.7], 1),
+         ([0.33, 0.33, 0.34], 5), ([1 / 3, 1 / 3, 1 / 3], 6), ([0.5, 0.5], -2),
+         ([n - 7, 7], 2**63 + 5), ([1, 0], 8), ([0, 1], 2), ([1, 0.0], 7),
+         ([0.25, 3], 1), ([0.05] * 20, 9), ([n // 2, n - n // 2 - 1], 3)]
+warnings.simplefilter("ignore")  # a part of length 0
+for lengths, sseed in cases:
+    spec = ":".join(repr(x) for x in lengths)
+    try:
+        parts = random_split(ds, lengths,
+                             generator=torch.Generator().manual_seed(sseed))
+    except ValueError:  # refused: so must dsfs
+        print(f"sampler=torch-random,seed=11,split={spec},split_seed={sseed}\t!")
+        continue
+    for k in sorted({0, 1, len(parts) - 1}):
+        if not len(parts[k]):
+            continue
+        opt = f"split={spec},split_seed={sseed},split_part={k}"
+        g = torch.Generator(); g.manual_seed(11)
+        dl = DataLoader(parts[k], batch_size=None, shuffle=True, generator=g)
+        for epoch in range(2):
+            print(f"sampler=torch-random,seed=11,epoch={epoch},{opt}\t" +
+                  "\x1f".join(p[len(root) + 1:] for p, _ in dl))
+        s = DistributedSampler(parts[k], num_replicas=2, rank=1, seed=4)
+        s.set_epoch(1)
+        print(f"sampler=torch-distributed,seed=4,world=2,rank=1,epoch=1,{opt}\t" +
+              "\x1f".join(parts[k][i][0][len(root) + 1:] for i in s))
+PYEOF
+cases=0
+refused=0
+while IFS=$'\t' read -r args want; do
+	if [[ $want == '!' ]]; then
+		! "$DSFS" --print-plan "$T" -o "dataset=train,$args" >/dev/null 2>"$WORK/split.err" &&
+			grep -q "split=.*random_split" "$WORK/split.err" ||
+			fail "--print-plan -o $args: not refused as random_split refuses it: $(cat "$WORK/split.err")"
+		refused=$((refused + 1))
+		continue
+	fi
+	got=$("$DSFS" --print-plan "$T" -o "dataset=train,$args" | paste -sd $'\x1f')
+	[[ $got == "$want" ]] || fail "--print-plan -o $args: got [${got//$'\x1f'/ }], want [${want//$'\x1f'/ }]"
+	cases=$((cases + 1))
+done <"$WORK/split.expected"
+((cases >= 50 && refused >= 1)) || fail "only $cases random_split cases ($refused refused) ran (python produced too few)"
+say "random_split: $cases orders of parts equal to torch's; $refused lengths refused by both"
