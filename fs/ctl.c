@@ -185,7 +185,9 @@ static int check_listing(const struct dsfs_fs *fs,
 			 const struct dsfs_plan_opts *over, char *why,
 			 size_t whylen)
 {
-	static const char *const dflt[LISTING_OPTS] = { "imagefolder", "." };
+	static const char *const dflt[LISTING_OPTS] = {
+		"imagefolder", ".", NULL, NULL, NULL, NULL, "0",
+	};
 	const char *now[LISTING_OPTS], *vals[LISTING_OPTS];
 	size_t i;
 
