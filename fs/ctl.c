@@ -35,6 +35,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,22 +157,40 @@ int dsfs_ctl_sched_start(struct dsfs_fs *fs, const struct dsfs_plan_cfg *plan,
 	return dsfs_sched_start(&cfg, out);
 }
 
-/* The options that say which files the plan covers. */
-#define LISTING_OPTS 8
-static const char *const listing_names[LISTING_OPTS] = {
-	"layout", "dataset", "list", "extensions", "split", "split_seed",
-	"split_part", "weights",
+/* The options that say which files the plan covers, with their values
+ * when not given.  All but weights= (the sampler's) stay with a plan
+ * stated afresh. */
+static const struct listing_opt {
+	const char *name;
+	size_t off;		/* in struct dsfs_plan_opts */
+	const char *dflt;
+} listing[] = {
+	{ "layout", offsetof(struct dsfs_plan_opts, layout), "imagefolder" },
+	{ "dataset", offsetof(struct dsfs_plan_opts, dataset), "." },
+	{ "list", offsetof(struct dsfs_plan_opts, list), NULL },
+	{ "extensions", offsetof(struct dsfs_plan_opts, extensions), NULL },
+	{ "split", offsetof(struct dsfs_plan_opts, split), NULL },
+	{ "split_seed", offsetof(struct dsfs_plan_opts, split_seed), NULL },
+	{ "split_part", offsetof(struct dsfs_plan_opts, split_part), "0" },
+	{ "weights", offsetof(struct dsfs_plan_opts, weights), NULL },
 };
+#define LISTING_OPTS (sizeof(listing) / sizeof(listing[0]))
+#define LISTING_KEPT (LISTING_OPTS - 1) /* the first ones, all but weights */
 
-/* o's listing options, in listing_names' order, into v. */
-static void listing_values(const struct dsfs_plan_opts *o, const char **v)
+static char *listing_value(const struct dsfs_plan_opts *o, size_t i)
 {
-	const char *given[LISTING_OPTS] = {
-		o->layout, o->dataset, o->list, o->extensions, o->split,
-		o->split_seed, o->split_part, o->weights,
-	};
+	return *(char *const *)((const char *)o + listing[i].off);
+}
 
-	memcpy(v, given, sizeof(given));
+/* dst's listing options but weights= become src's (pointers shared). */
+static void listing_copy(struct dsfs_plan_opts *dst,
+			 const struct dsfs_plan_opts *src)
+{
+	size_t i;
+
+	for (i = 0; i < LISTING_KEPT; i++)
+		*(char **)((char *)dst + listing[i].off) =
+			listing_value(src, i);
 }
 
 /*
@@ -185,21 +204,18 @@ static int check_listing(const struct dsfs_fs *fs,
 			 const struct dsfs_plan_opts *over, char *why,
 			 size_t whylen)
 {
-	static const char *const dflt[LISTING_OPTS] = {
-		"imagefolder", ".", NULL, NULL, NULL, NULL, "0",
-	};
-	const char *now[LISTING_OPTS], *vals[LISTING_OPTS];
 	size_t i;
 
-	listing_values(cur, now);
-	listing_values(over, vals);
 	for (i = 0; fs->layout && i < LISTING_OPTS; i++) {
-		const char *was = now[i] ? now[i] : dflt[i];
+		const char *val = listing_value(over, i),
+			   *was = listing_value(cur, i);
 
-		if (!vals[i] || (was && !strcmp(vals[i], was)))
+		if (!was)
+			was = listing[i].dflt;
+		if (!val || (was && !strcmp(val, was)))
 			continue;
 		snprintf(why, whylen, "%s=%s: cannot change without remounting (the plan's files are listed once per mount, here with %s=%s)",
-			 listing_names[i], vals[i], listing_names[i],
+			 listing[i].name, val, listing[i].name,
 			 was ? was : "(none)");
 		return -EINVAL;
 	}
@@ -224,13 +240,7 @@ static int gen_build(struct dsfs_fs *fs, const struct dsfs_plan_opts *over,
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	fresh.layout = cur->layout;
-	fresh.dataset = cur->dataset;
-	fresh.list = cur->list;
-	fresh.extensions = cur->extensions;
-	fresh.split = cur->split;
-	fresh.split_seed = cur->split_seed;
-	fresh.split_part = cur->split_part;
+	listing_copy(&fresh, cur);
 	err = dsfs_plan_opts_merge(&g->opts, over->sampler ? &fresh : cur, over);
 	if (err) {
 		free(g);
@@ -248,13 +258,7 @@ static int gen_build(struct dsfs_fs *fs, const struct dsfs_plan_opts *over,
 	 * but not shown to the checks, which refuse them with sampler=none. */
 	view = g->opts;
 	if (!view.sampler || !strcmp(view.sampler, "none")) {
-		view.layout = over->layout;
-		view.dataset = over->dataset;
-		view.list = over->list;
-		view.extensions = over->extensions;
-		view.split = over->split;
-		view.split_seed = over->split_seed;
-		view.split_part = over->split_part;
+		listing_copy(&view, over);
 	}
 	err = dsfs_plan_cfg_parse(&view, &g->cfg, why, whylen);
 	if (err) {

@@ -637,7 +637,7 @@ static int build(int root_fd, const char *dataset_rel,
 		return -EINVAL;
 	}
 	if (extensions && kind != DSFS_LAYOUT_IMAGEFOLDER) {
-		dsfs_layout_why(&c, "extensions= applies only to layout=imagefolder");
+		dsfs_layout_why(&c, "extensions= applies only to layout=imagefolder (a DatasetFolder given extensions=)");
 		return -EINVAL;
 	}
 	if (extensions && (err = dsfs_layout_extensions_check(extensions, why,

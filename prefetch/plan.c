@@ -133,11 +133,6 @@ static int parse_layout(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 		return dsfs_parse_refuse(why, whylen, "list= applies only to layout=list");
 	if (o->list && o->list[0] != '/')
 		return dsfs_parse_refuse(why, whylen, "list=%s: give an absolute path", o->list);
-	if (o->extensions && c->layout != DSFS_LAYOUT_IMAGEFOLDER)
-		return dsfs_parse_refuse(why, whylen, "extensions= applies only to layout=imagefolder (a DatasetFolder given extensions=)");
-	if (o->extensions &&
-	    dsfs_layout_extensions_check(o->extensions, why, whylen))
-		return -EINVAL;
 	if (!d[0] || d[0] == '/' || !strcmp(d, "..") || !strncmp(d, "../", 3) ||
 	    strstr(d, "/../") || (strlen(d) >= 3 && !strcmp(d + strlen(d) - 3, "/..")))
 		return dsfs_parse_refuse(why, whylen, "dataset=%s: give a directory relative to SOURCE, without ..",
@@ -528,27 +523,22 @@ static int split_layout(const struct dsfs_plan_cfg *cfg,
 			struct dsfs_layout **l, char *why, size_t whylen)
 {
 	struct dsfs_layout *part = NULL;
-	uint32_t *idx;
+	uint32_t *idx = NULL;
 	uint64_t k;
 	int err = dsfs_split_indices(&cfg->split, dsfs_layout_count(*l), &idx,
 				     &k, why, whylen);
 
-	if (!err) {
-		err = dsfs_layout_select(*l, idx, k, &part);
-		free(idx);
-		if (err)
-			snprintf(why, whylen, "split=%s: %s", cfg->split.text,
-				 strerror(-err));
-	}
 	if (!err && !k) {
 		snprintf(why, whylen, "split=%s,split_part=%u: random_split gives that part no samples",
 			 cfg->split.text, cfg->split.part);
 		err = -ENOENT;
+	} else if (!err && (err = dsfs_layout_select(*l, idx, k, &part))) {
+		snprintf(why, whylen, "split=%s: %s", cfg->split.text,
+			 strerror(-err));
 	}
+	free(idx);
 	dsfs_layout_free(*l);
-	*l = err ? NULL : part;
-	if (err)
-		dsfs_layout_free(part);
+	*l = part;
 	return err;
 }
 
