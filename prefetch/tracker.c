@@ -134,7 +134,7 @@ void dsfs_tracker_progress_reset(struct dsfs_tracker *t)
 		memset(t->seen, 0, words * sizeof(*t->seen));
 	t->nseen = t->nfirst = t->low = t->frontier = t->every_low = 0;
 	t->head = 0;
-	t->nvotes = 0;
+	votes_clear(t);
 }
 
 /*
@@ -336,7 +336,7 @@ static void record(struct dsfs_tracker *t, bool miss)
 	    (t->hist_len >= HIST_MIN && t->hist_misses * 4 > t->hist_len)) {
 		t->mode = DSFS_TRACKER_LOST;
 		dsfs_tracker_unlearn(t);
-		t->nvotes = 0;
+		votes_clear(t);
 		t->since_test = RECOVER_EVERY - 1; /* test at the next access */
 		t->lost_run = 0;
 	}
@@ -406,16 +406,16 @@ static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 	    dsfs_tracker_past_end(t, idx, p))
 		return DSFS_TRACK_MISS;
 	if (p == NO_POS) {
-		t->nvotes = 0;
+		votes_clear(t);
 		return DSFS_TRACK_MISS;
 	}
 	if (need == 1 && p >= t->window)
 		need = 2;	/* a lone vote only from the first W */
 	t->votes[t->nvotes++] = p;
-	if (t->nvotes < need)
+	if (t->nvotes - t->nmaybe < need)
 		return DSFS_TRACK_MISS;
 	if (dsfs_tracker_switch_epoch(t)) {
-		t->nvotes = 0;
+		votes_clear(t);
 		return DSFS_TRACK_MISS;
 	}
 	if (t->mode == DSFS_TRACKER_LOST)
@@ -454,6 +454,30 @@ static uint32_t follow_run(const struct dsfs_tracker *t)
 	return run > EARLY_VOTES ? (uint32_t)run : EARLY_VOTES;
 }
 
+/*
+ * Whether idx, placed in this epoch at an unseen position of its window,
+ * keeps a run of votes for the next epoch going: it sits at that epoch's
+ * start too.  A loader whose epoch is cut short (a cap on its steps)
+ * begins the next one while this one's window still holds some of the
+ * files it opens (a quarter of them, in a small epoch); each of those,
+ * taken for this epoch, would end the run, and the votes would come in a
+ * row only by chance, after many misses.  Such an open counts neither way,
+ * and its position is kept for the switch to mark seen.  An open placed
+ * here that is not at the next epoch's start ends the run.
+ */
+static bool maybe_next(struct dsfs_tracker *t, uint64_t idx)
+{
+	uint32_t p;
+
+	if (!t->nvotes || (p = next_start_pos(t, idx)) == NO_POS)
+		return false;
+	if (t->nvotes < VOTES_MAX - EARLY_VOTES) {
+		t->votes[t->nvotes++] = p;
+		t->nmaybe++;
+	}
+	return true;
+}
+
 /* One access while tracking or lost. */
 static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 {
@@ -469,7 +493,8 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 		if (p != NO_POS && in_window(t, p) &&
 		    !rather_next(t, idx, p)) {
 			dsfs_tracker_mark_seen(t, p);
-			t->nvotes = 0;
+			if (!maybe_next(t, idx))
+				votes_clear(t);
 			record(t, false);
 			if (++t->plan_run >= EARLY_VOTES &&
 			    t->plan_run >= follow_run(t))

@@ -225,7 +225,7 @@ int dsfs_tracker_adopt(struct dsfs_tracker *t, uint64_t e, bool group)
 		dsfs_tracker_progress_reset(t);
 	} else {
 		t->next.err = 0;
-		t->nvotes = 0;
+		votes_clear(t);
 		if (dsfs_tracker_switch_epoch(t))
 			return DSFS_TRACK_MISS;
 	}
@@ -263,7 +263,7 @@ static void move_on(struct dsfs_tracker *t)
 	t->lost_run = 0;
 	if (t->fixed || dsfs_tracker_prepare_next(t))
 		return;
-	t->nvotes = 0;
+	votes_clear(t);
 	dsfs_tracker_switch_epoch(t);
 }
 
@@ -461,7 +461,7 @@ static int detect(struct dsfs_tracker *t)
 		if (t->group > 1 && dsfs_tracker_epoch_build(t, &t->next, e))
 			continue;
 		t->next.err = 0;
-		t->nvotes = 0;
+		votes_clear(t);
 		for (k = 0; k < t->ncollected; k++) {
 			uint32_t p = t->next.inv[t->collected[k]];
 

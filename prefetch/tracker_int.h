@@ -78,9 +78,11 @@ struct dsfs_tracker {
 	/* Miss history: a ring of the last HIST_BITS results, 1 = miss. */
 	uint64_t hist[HIST_BITS / 64];
 	uint32_t hist_len, hist_pos, hist_misses, miss_run;
-	/* Votes for a switch to the next epoch: positions there. */
+	/* Votes for a switch to the next epoch: positions there; nmaybe of
+	 * them are opens also placed in this epoch (tracker.c's
+	 * maybe_next()), which do not count towards a switch. */
 	uint32_t votes[VOTES_MAX];
-	uint32_t nvotes;
+	uint32_t nvotes, nmaybe;
 	/* Detection. */
 	uint32_t group;		/* local ranks rank .. rank + group - 1 */
 	bool fixed;		/* dsfs_tracker_new_fixed(): one epoch only */
@@ -124,6 +126,12 @@ struct dsfs_tracker {
 };
 
 /* The seen bitmap's bits. */
+/* Forget the votes for a switch. */
+static inline void votes_clear(struct dsfs_tracker *t)
+{
+	t->nvotes = t->nmaybe = 0;
+}
+
 static inline bool bit_get(const uint64_t *b, uint64_t i)
 {
 	return b[i / 64] >> (i % 64) & 1;

@@ -309,7 +309,7 @@ bool dsfs_tracker_past_end(struct dsfs_tracker *t, uint64_t idx, uint32_t p)
 		t->past = 0;
 		return false;	/* a vote for the next epoch, or a miss */
 	}
-	t->nvotes = 0;
+	votes_clear(t);
 	if (++t->past < 2)
 		return true;
 	/* The loader reads on past the length learned (a loop no longer

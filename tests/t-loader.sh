@@ -33,9 +33,9 @@ mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total / 2 >> 20))M,hugepages=off,$PLA
 	--break-first 10 --drop-caches --sleep-ms 5 --source "$SRC/train" \
 	"$MNT/train" || fail "the loader failed"
 grep "plan:" "${DSFS_LOG[$(realpath "$MNT")]}" >&2 || true
-# (Each epoch's end costs a few mispredictions as the old workers end and
-# the new ones start: up to 3%.)
-check_plan_stats "$MNT" 2 $((2 * total)) 3 || fail "the epochs after a cut one were not followed"
+# (The switch to epoch 1 takes 8 votes, 7 of them mispredicted, though a
+# quarter of epoch 1's first opens fall in epoch 0's window: up to 1%.)
+check_plan_stats "$MNT" 2 $((2 * total)) || fail "the epochs after a cut one were not followed"
 unmount_dsfs "$MNT"
 
 # untold WHAT LAST SEED SAYS FROM MIN MAX LOADER_OPTS...: a torch-random

@@ -11,7 +11,8 @@
  * With push (only every 8th open seen) dsfs_tracker_low_every() finds
  * where the loader is; epochs still switch, for a loader of one process
  * too (ImageFolder with num_workers=0); holes in an in-order loader's opens
- * are given up soon.
+ * are given up soon; an epoch cut short, the next begun at once, costs
+ * only the votes that switch to it.
  * No mount; single-threaded.
  */
 #include "config.h"
@@ -227,6 +228,48 @@ static void test_holes(void)
 	dsfs_tracker_free(t);
 }
 
+/*
+ * t-loader's DistributedSampler (800 samples, 2 workers of batch 16) with
+ * its first epoch cut short after 3 to 45 batches, the next begun at once
+ * (its new workers open it from its start, after the old ones ended):
+ * a quarter to half of those opens are also placeable in the cut epoch's
+ * window.  The switch to the next epoch takes its first 8 votes (7
+ * mispredictions), whatever falls in that window between them, and the
+ * epochs after follow with none; before maybe_next(), up to 65 (lost).
+ */
+static void test_cut_short(void)
+{
+	enum { M = 800, NW = 2, BS = 16 };
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 5, count, m, k, e, worst = 0, bad = 0;
+	uint32_t pos[M], *o, cut;
+
+	for (cut = 3; cut <= 45; cut++) {
+		unit_cfg(&c, DSFS_SAMPLER_TORCH_DISTRIBUTED, 23 + cut, 1);
+		CHECK(dsfs_tracker_new(&c, M, 0, true, 0,
+				       dsfs_tracker_window_for(M), &t) == 0);
+		for (e = 0; e < 3; e++) {
+			o = unit_order(&c, M, e, 0, &count);
+			m = e == 0 ? (uint64_t)cut * BS : count;
+			unit_simulate(m, NW, BS, PREFETCH, 1, &rs, pos);
+			for (k = 0; k < m; k++)
+				dsfs_tracker_access(t, o[pos[k]]);
+			free(o);
+		}
+		dsfs_tracker_state(t, &st);
+		bad += st.epoch != 2 || st.seen != count ||
+		       st.detected != DSFS_TRACKER_DETECTED;
+		worst = st.mispredictions > worst ? st.mispredictions : worst;
+		dsfs_tracker_free(t);
+	}
+	fprintf(stderr, "epoch 0 cut after 3 to 45 batches: up to %llu mispredictions\n",
+		(unsigned long long)worst);
+	CHECK(bad == 0);
+	CHECK(worst <= 7);
+}
+
 /* The tracker believes seed 2024, the loader (8 workers) uses 999. */
 static void test_wrong_seed(void)
 {
@@ -264,6 +307,7 @@ int main(void)
 	test_low_every();
 	test_push_epochs();
 	test_holes();
+	test_cut_short();
 	test_wrong_seed();
 	return UNIT_DONE();
 }
