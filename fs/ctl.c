@@ -169,6 +169,8 @@ static const struct listing_opt {
 	{ "dataset", offsetof(struct dsfs_plan_opts, dataset), "." },
 	{ "list", offsetof(struct dsfs_plan_opts, list), NULL },
 	{ "extensions", offsetof(struct dsfs_plan_opts, extensions), NULL },
+	{ "suffix", offsetof(struct dsfs_plan_opts, suffix), NULL },
+	{ "hidden", offsetof(struct dsfs_plan_opts, hidden), "keep" },
 	{ "split", offsetof(struct dsfs_plan_opts, split), NULL },
 	{ "split_seed", offsetof(struct dsfs_plan_opts, split_seed), NULL },
 	{ "split_part", offsetof(struct dsfs_plan_opts, split_part), "0" },
@@ -194,7 +196,8 @@ static void listing_copy(struct dsfs_plan_opts *dst,
 }
 
 /*
- * layout=, dataset=, list=, extensions=, split=, split_seed=, split_part=,
+ * layout=, dataset=, list=, extensions=, suffix=, hidden=, split=,
+ * split_seed=, split_part=,
  * weights=: free while the mount has listed no files, and then only
  * restated (getfattr sends a command twice: see the file comment); the
  * weights are read with the listing, one per file.

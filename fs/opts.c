@@ -50,6 +50,8 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	DSFS_OPT("dataset=%s", plan_opts.dataset),
 	DSFS_OPT("list=%s", plan_opts.list),
 	DSFS_OPT("extensions=%s", plan_opts.extensions),
+	DSFS_OPT("suffix=%s", plan_opts.suffix),
+	DSFS_OPT("hidden=%s", plan_opts.hidden),
 	DSFS_OPT("split=%s", plan_opts.split),
 	DSFS_OPT("split_seed=%s", plan_opts.split_seed),
 	DSFS_OPT("split_part=%s", plan_opts.split_part),
@@ -140,8 +142,8 @@ static void usage(const char *prog)
 	       "                           discover (torch-random, torch-distributed,\n"
 	       "                           auto): search it from the first opens\n"
 	       "    -o epoch=auto|N        the epoch the loader is in (default auto)\n"
-	       "    -o layout=NAME         imagefolder, sorted or list (default\n"
-	       "                           imagefolder)\n"
+	       "    -o layout=NAME         imagefolder, sorted, walk (os.walk's\n"
+	       "                           order) or list (default imagefolder)\n"
 	       "    -o dataset=DIR         the dataset directory, relative to SOURCE\n"
 	       "                           (default .)\n"
 	       "    -o list=FILE           layout=list: one path per line\n"
@@ -149,6 +151,11 @@ static void usage(const char *prog)
 	       "                           imagefolder: a DatasetFolder's\n"
 	       "                           extensions (.npy:.wav), not\n"
 	       "                           ImageFolder's image ones\n"
+	       "    -o suffix=SFX[:SFX...] sorted, walk: only files whose names\n"
+	       "                           end so, as given (.jpg:.JPEG)\n"
+	       "    -o hidden=keep|skip    sorted, walk: skip leaves out names\n"
+	       "                           beginning with '.', as glob does\n"
+	       "                           (default keep)\n"
 	       "    -o split=L0:L1[:...],split_seed=S[,split_part=K]\n"
 	       "                           the loader reads part K (0) of\n"
 	       "                           random_split(ds, [L0, L1, ...],\n"

@@ -28,6 +28,7 @@ static const char *const kind_names[] = {
 	[DSFS_LAYOUT_IMAGEFOLDER] = "imagefolder",
 	[DSFS_LAYOUT_SORTED] = "sorted",
 	[DSFS_LAYOUT_LIST] = "list",
+	[DSFS_LAYOUT_WALK] = "walk",
 };
 
 const char *dsfs_layout_kind_name(enum dsfs_layout_kind kind)
@@ -564,51 +565,56 @@ static int open_dataset(struct dsfs_layout_ctx *c)
 #define MAX_EXTENSIONS 64
 #define MAX_EXTENSIONS_LEN 1023
 
-/* One extension, ext[0..len), of dsfs_layout_extensions_check(). */
-static int extension_check(const char *ext, size_t len, char *why,
-			   size_t whylen)
+/* One suffix, ext[0..len), of the option opt (extensions or suffix):
+ * capitals only in suffix=. */
+static int suffix_check(const char *opt, const char *ext, size_t len,
+			char *why, size_t whylen)
 {
+	bool lower = !strcmp(opt, "extensions");
 	char q[64];
 	size_t i;
 
 	dsfs_layout_quote(q, sizeof(q), ext, len);
 	for (i = 0; i < len; i++) {
-		if (ext[i] >= 'A' && ext[i] <= 'Z') {
+		if (lower && ext[i] >= 'A' && ext[i] <= 'Z') {
 			snprintf(why, whylen, "extensions=: '%s' has capitals: torchvision compares lower-cased file names with the extensions as given, so it would match no file; give it in lower case, which matches every case",
 				 q);
 			return -EINVAL;
 		}
 		if (ext[i] < 0x20 || ext[i] > 0x7e || ext[i] == '/') {
-			snprintf(why, whylen, "extensions=: '%s': give printable ASCII without '/', and separate extensions with ':'",
-				 q);
+			snprintf(why, whylen, "%s=: '%s': give printable ASCII without '/', and separate %s with ':'",
+				 opt, q, lower ? "extensions" : "suffixes");
 			return -EINVAL;
 		}
 	}
 	if (!len)
-		snprintf(why, whylen, "extensions=: an empty extension; give suffixes separated by ':', such as .npy:.wav");
+		snprintf(why, whylen, "%s=: an empty %s; give suffixes separated by ':', such as %s",
+			 opt, lower ? "extension" : "suffix",
+			 lower ? ".npy:.wav" : ".jpg:.JPEG");
 	return len ? 0 : -EINVAL;
 }
 
-int dsfs_layout_extensions_check(const char *extensions, char *why,
-				 size_t whylen)
+/* extensions= or suffix= (opt): its suffixes, each checked. */
+static int suffixes_check(const char *opt, const char *list, char *why,
+			  size_t whylen)
 {
-	const char *p = extensions, *end;
+	const char *p = list, *end;
 	unsigned n = 0;
 	int err;
 
-	if (strlen(extensions) > MAX_EXTENSIONS_LEN) {
-		snprintf(why, whylen, "extensions=: longer than %d bytes",
+	if (strlen(list) > MAX_EXTENSIONS_LEN) {
+		snprintf(why, whylen, "%s=: longer than %d bytes", opt,
 			 MAX_EXTENSIONS_LEN);
 		return -EINVAL;
 	}
 	for (;; p = end + 1) {
 		end = strchrnul(p, ':');
-		err = extension_check(p, (size_t)(end - p), why, whylen);
+		err = suffix_check(opt, p, (size_t)(end - p), why, whylen);
 		if (err)
 			return err;
 		if (++n > MAX_EXTENSIONS) {
-			snprintf(why, whylen, "extensions=: more than %d extensions",
-				 MAX_EXTENSIONS);
+			snprintf(why, whylen, "%s=: more than %d %s", opt,
+				 MAX_EXTENSIONS, opt);
 			return -EINVAL;
 		}
 		if (!*end)
@@ -616,16 +622,57 @@ int dsfs_layout_extensions_check(const char *extensions, char *why,
 	}
 }
 
+int dsfs_layout_extensions_check(const char *extensions, char *why,
+				 size_t whylen)
+{
+	return suffixes_check("extensions", extensions, why, whylen);
+}
+
+int dsfs_layout_suffix_check(const char *suffix, char *why, size_t whylen)
+{
+	return suffixes_check("suffix", suffix, why, whylen);
+}
+
+/* The names options that apply to kind, checked.  0 or -EINVAL. */
+static int names_check(struct dsfs_layout_ctx *c, enum dsfs_layout_kind kind,
+		       const struct dsfs_layout_names *n)
+{
+	bool tree = kind == DSFS_LAYOUT_SORTED || kind == DSFS_LAYOUT_WALK;
+
+	if (n->extensions && kind != DSFS_LAYOUT_IMAGEFOLDER) {
+		dsfs_layout_why(c, "extensions= applies only to layout=imagefolder (a DatasetFolder given extensions=)%s",
+				tree ? "; with layout=sorted or walk, give suffix=" : "");
+		return -EINVAL;
+	}
+	if ((n->suffix || n->skip_hidden) && !tree) {
+		dsfs_layout_why(c, "%s applies only to layout=sorted and layout=walk%s",
+				n->suffix ? "suffix=" : "hidden=skip",
+				kind == DSFS_LAYOUT_IMAGEFOLDER ?
+				" (an ImageFolder keeps hidden files and matches extensions= in any case)" : "");
+		return -EINVAL;
+	}
+	if (n->extensions)
+		return dsfs_layout_extensions_check(n->extensions, c->why,
+						    c->whylen);
+	if (n->suffix)
+		return dsfs_layout_suffix_check(n->suffix, c->why, c->whylen);
+	return 0;
+}
+
 static int build(int root_fd, const char *dataset_rel,
 		 enum dsfs_layout_kind kind, const char *list_file,
-		 const char *extensions, bool sizes_later,
+		 const struct dsfs_layout_names *names, bool sizes_later,
 		 struct dsfs_layout **out, char *why, size_t whylen)
 {
+	static const struct dsfs_layout_names none;
+	const struct dsfs_layout_names *n = names ? names : &none;
 	struct dsfs_layout_ctx c = {
 		.root_fd = root_fd, .ds_fd = -1, .why = why, .whylen = whylen,
 		.ds_rel = dataset_rel && *dataset_rel ? dataset_rel : ".",
 		.sizes_later = sizes_later,
-		.extensions = extensions ? extensions : IMAGE_EXTENSIONS,
+		.extensions = n->extensions ? n->extensions : IMAGE_EXTENSIONS,
+		.suffix = n->suffix,
+		.skip_hidden = n->skip_hidden,
 	};
 	int err;
 
@@ -636,12 +683,8 @@ static int build(int root_fd, const char *dataset_rel,
 		dsfs_layout_why(&c, "unknown layout kind %d", (int)kind);
 		return -EINVAL;
 	}
-	if (extensions && kind != DSFS_LAYOUT_IMAGEFOLDER) {
-		dsfs_layout_why(&c, "extensions= applies only to layout=imagefolder (a DatasetFolder given extensions=)");
-		return -EINVAL;
-	}
-	if (extensions && (err = dsfs_layout_extensions_check(extensions, why,
-							      whylen)))
+	err = names_check(&c, kind, n);
+	if (err)
 		return err;
 	c.l = calloc(1, sizeof(*c.l));
 	if (!c.l)
@@ -651,7 +694,7 @@ static int build(int root_fd, const char *dataset_rel,
 	if (!err)
 		err = kind == DSFS_LAYOUT_LIST ?
 			      dsfs_layout_build_list(&c, list_file) :
-			      dsfs_layout_build_walk(&c, kind == DSFS_LAYOUT_IMAGEFOLDER);
+			      dsfs_layout_build_walk(&c, kind);
 	if (!err)
 		err = dsfs_layout_finish(c.l);
 	if (!err)
@@ -673,18 +716,19 @@ static int build(int root_fd, const char *dataset_rel,
 
 int dsfs_layout_build(int root_fd, const char *dataset_rel,
 		      enum dsfs_layout_kind kind, const char *list_file,
-		      const char *extensions, struct dsfs_layout **out,
-		      char *why, size_t whylen)
+		      const struct dsfs_layout_names *names,
+		      struct dsfs_layout **out, char *why, size_t whylen)
 {
-	return build(root_fd, dataset_rel, kind, list_file, extensions, false,
-		     out, why, whylen);
+	return build(root_fd, dataset_rel, kind, list_file, names, false, out,
+		     why, whylen);
 }
 
 int dsfs_layout_build_quick(int root_fd, const char *dataset_rel,
 			    enum dsfs_layout_kind kind, const char *list_file,
-			    const char *extensions, struct dsfs_layout **out,
-			    char *why, size_t whylen)
+			    const struct dsfs_layout_names *names,
+			    struct dsfs_layout **out, char *why,
+			    size_t whylen)
 {
-	return build(root_fd, dataset_rel, kind, list_file, extensions, true,
-		     out, why, whylen);
+	return build(root_fd, dataset_rel, kind, list_file, names, true, out,
+		     why, whylen);
 }

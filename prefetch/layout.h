@@ -7,6 +7,9 @@
  *   imagefolder  torchvision.datasets.ImageFolder(DIR).samples order (or a
  *                DatasetFolder's, given its extensions)
  *   sorted       every regular file below DIR, Python sorted() order
+ *   walk         every regular file below DIR, in os.walk() order: each
+ *                directory's files as it lists them, then its
+ *                subdirectories' one by one (glob's "**", rglob)
  *   list         one path per line of a list file, in line order
  *
  * A layout is built once (at mount or plan change) from two directory fds'
@@ -55,9 +58,24 @@ enum dsfs_layout_kind {
 	DSFS_LAYOUT_IMAGEFOLDER,
 	DSFS_LAYOUT_SORTED,
 	DSFS_LAYOUT_LIST,
+	DSFS_LAYOUT_WALK,
 };
 
 struct dsfs_layout;
+
+/*
+ * Which names a tree layout keeps beyond its own rule (NULL or false:
+ * none given).  extensions: imagefolder, a DatasetFolder's (see
+ * dsfs_layout_build).  suffix: sorted and walk, the file names that end
+ * in one of these ':'-separated suffixes, compared as given (str.endswith,
+ * or glob's "*.jpg").  skip_hidden: sorted and walk, names beginning with
+ * '.' left out, files and directories, as glob.glob leaves them.
+ */
+struct dsfs_layout_names {
+	const char *extensions;
+	const char *suffix;
+	bool skip_hidden;
+};
 
 /* What a build met that a caller may want to log; all counts. */
 struct dsfs_layout_info {
@@ -77,7 +95,7 @@ struct dsfs_layout_info {
 				   with every symlink resolved */
 };
 
-/* "imagefolder", "sorted", "list"; NULL for an unknown value. */
+/* "imagefolder", "sorted", "list", "walk"; NULL for an unknown value. */
 const char *dsfs_layout_kind_name(enum dsfs_layout_kind kind);
 /* Parses a kind name (exact, lower case).  0 or -EINVAL. */
 int dsfs_layout_kind_parse(const char *name, enum dsfs_layout_kind *kind);
@@ -126,8 +144,16 @@ int dsfs_layout_kind_parse(const char *name, enum dsfs_layout_kind *kind);
  * permissions when dsfs runs as another user than the loader.
  *
  * sorted: every regular file below DIR (lstat: symlinks are not followed and
- * symlinked directories are not entered; hidden files included), ordered by
- * the relative path as Python's sorted() orders str.
+ * symlinked directories are not entered; hidden files included, unless
+ * names->skip_hidden), ordered by the relative path as Python's sorted()
+ * orders str; with names->suffix, only the files whose names end in one.
+ *
+ * walk: the same files, in the order os.walk(DIR) yields them: DIR's files
+ * in the order its listing (getdents64) returns them, then each of its
+ * subdirectories, in that order, walked so.  The mount lists a directory
+ * in the same order as SOURCE, so a loader that builds its list by
+ * os.walk, glob.glob with a recursive "**" pattern, or pathlib's rglob,
+ * unsorted, reads these indices.
  *
  * list: one path relative to DIR per line, LF or CRLF line ends; a final
  * line may lack its newline.  "." components and repeated slashes are
@@ -146,8 +172,8 @@ int dsfs_layout_kind_parse(const char *name, enum dsfs_layout_kind *kind);
  */
 int dsfs_layout_build(int root_fd, const char *dataset_rel,
 		      enum dsfs_layout_kind kind, const char *list_file,
-		      const char *extensions, struct dsfs_layout **out,
-		      char *why, size_t whylen);
+		      const struct dsfs_layout_names *names,
+		      struct dsfs_layout **out, char *why, size_t whylen);
 
 /*
  * The extensions of a DatasetFolder(DIR, loader, extensions=...) for
@@ -161,6 +187,13 @@ int dsfs_layout_extensions_check(const char *extensions, char *why,
 				 size_t whylen);
 
 /*
+ * The suffixes of sorted and walk (names->suffix): ".jpg:.png", each
+ * printable ASCII without '/' or ':', in any case (compared as given);
+ * 1 to 64 of them, 1,023 bytes at most.  0, or -EINVAL with a reason.
+ */
+int dsfs_layout_suffix_check(const char *suffix, char *why, size_t whylen);
+
+/*
  * As dsfs_layout_build(), without the stat pass of the tree layouts: the
  * regular files a walk lists (by d_type) are left with their size unknown
  * (dsfs_layout_pending) for the user to settle one at a time, when it
@@ -170,8 +203,9 @@ int dsfs_layout_extensions_check(const char *extensions, char *why,
  */
 int dsfs_layout_build_quick(int root_fd, const char *dataset_rel,
 			    enum dsfs_layout_kind kind, const char *list_file,
-			    const char *extensions, struct dsfs_layout **out,
-			    char *why, size_t whylen);
+			    const struct dsfs_layout_names *names,
+			    struct dsfs_layout **out, char *why,
+			    size_t whylen);
 
 /*
  * A layout of count samples of l, sample i being l's idx[i] (each below

@@ -53,6 +53,8 @@ struct dsfs_layout_ctx {
 	size_t ds_len;
 	bool sizes_later;	/* walks: no stat pass (dsfs_layout_settle) */
 	const char *extensions;	/* imagefolder's suffixes, ':' between */
+	const char *suffix;	/* sorted, walk: NULL, or names kept */
+	bool skip_hidden;	/* sorted, walk: names with a leading '.' */
 	char *why;
 	size_t whylen;
 };
@@ -141,7 +143,9 @@ int dsfs_layout_probe(const struct dsfs_layout *l, const uint32_t *slots,
  */
 int dsfs_layout_find_aliases(struct dsfs_layout_ctx *c);
 
-int dsfs_layout_build_walk(struct dsfs_layout_ctx *c, bool imagefolder);
+/* imagefolder, sorted or walk (layout_walk.c); list (layout_list.c). */
+int dsfs_layout_build_walk(struct dsfs_layout_ctx *c,
+			   enum dsfs_layout_kind kind);
 int dsfs_layout_build_list(struct dsfs_layout_ctx *c, const char *list_file);
 
 #endif

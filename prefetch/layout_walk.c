@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Tree layouts (see layout.h): imagefolder, as torchvision's ImageFolder
- * orders samples, and sorted, every regular file in Python sorted() order.
+ * orders samples; sorted, every regular file in Python sorted() order;
+ * walk, the same files in os.walk() order.
  *
  * A walk lists each directory once through an fd (readdir, i.e. getdents64)
  * and classifies entries by d_type: it stats inline only symlinks (to tell
@@ -16,8 +17,10 @@
  * current path), which is what stops symlink loops.
  * imagefolder keeps, per class, every directory's path and its image names in
  * a scratch arena, then sorts directories by whole path and names within each
- * (sorted(os.walk()) order) and appends the samples; sorted appends while
- * walking and sorts all paths at the end.  The scratch is reset per class.
+ * (sorted(os.walk()) order) and appends the samples; sorted and walk
+ * append while walking (a directory's files, then its subdirectories, each
+ * in listing order: os.walk's order), and sorted sorts all paths at the
+ * end.  The scratch is reset per class.
  * Threads: the building thread only; no shared state.
  */
 #include "config.h"
@@ -53,7 +56,7 @@ struct devino {
 
 struct walk {
 	struct dsfs_layout_ctx *c;
-	bool images;		/* imagefolder; else sorted */
+	bool images;		/* imagefolder; else sorted or walk */
 	char path[PATH_MAX];	/* directory being listed, relative to DIR */
 	struct dsfs_strbuf names; /* scratch: dir paths, file and subdir names */
 	struct wdir *dirs;
@@ -198,28 +201,47 @@ static int image_entry(struct walk *w, int dfd, const struct dirent *de,
 	return 0;
 }
 
-/* One entry for the sorted layout: real directories and regular files. */
+/* Whether a regular file's name is kept by suffix= (as given, exactly). */
+static bool has_suffix(const struct walk *w, const char *name, size_t len)
+{
+	const char *p = w->c->suffix, *end;
+	size_t slen;
+
+	if (!p)
+		return true;
+	for (;; p = end + 1) {
+		end = strchrnul(p, ':');
+		slen = (size_t)(end - p);
+		if (slen <= len && !memcmp(name + len - slen, p, slen))
+			return true;
+		if (!*end)
+			return false;
+	}
+}
+
+/* One entry for sorted and walk: real directories and regular files,
+ * without hidden names when skip_hidden. */
 static int sorted_entry(struct walk *w, int dfd, const struct dirent *de,
 			size_t plen)
 {
 	size_t nlen = strlen(de->d_name);
+	unsigned char type = de->d_type;
+	uint64_t sf = DSFS_LAYOUT_PENDING;
 	struct stat st;
 
-	if (de->d_type == DT_DIR)
+	if (w->c->skip_hidden && de->d_name[0] == '.')
+		return 0;
+	if (type == DT_UNKNOWN) {
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			return 0;
+		type = IFTODT(st.st_mode);
+		sf = dsfs_layout_sizeflag(w->c->l, &st, true);
+	}
+	if (type == DT_DIR)
 		return add_pending(w, de->d_name, nlen);
-	if (de->d_type == DT_REG)
-		return dsfs_layout_add(w->c->l, w->path, plen, de->d_name, nlen,
-				       DSFS_LAYOUT_PENDING);
-	if (de->d_type != DT_UNKNOWN)
+	if (type != DT_REG || !has_suffix(w, de->d_name, nlen))
 		return 0;
-	if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
-		return 0;
-	if (S_ISDIR(st.st_mode))
-		return add_pending(w, de->d_name, nlen);
-	if (!S_ISREG(st.st_mode))
-		return 0;
-	return dsfs_layout_add(w->c->l, w->path, plen, de->d_name, nlen,
-			       dsfs_layout_sizeflag(w->c->l, &st, true));
+	return dsfs_layout_add(w->c->l, w->path, plen, de->d_name, nlen, sf);
 }
 
 /* Reads every entry of fd (consumed).  0, WALK_SKIP or -errno (fatal). */
@@ -500,7 +522,8 @@ static int walk_classes(struct walk *w)
 	return err;
 }
 
-int dsfs_layout_build_walk(struct dsfs_layout_ctx *c, bool imagefolder)
+int dsfs_layout_build_walk(struct dsfs_layout_ctx *c,
+			   enum dsfs_layout_kind kind)
 {
 	struct walk *w = calloc(1, sizeof(*w));
 	uint64_t i;
@@ -509,12 +532,12 @@ int dsfs_layout_build_walk(struct dsfs_layout_ctx *c, bool imagefolder)
 	if (!w)
 		return -ENOMEM;
 	w->c = c;
-	w->images = imagefolder;
-	if (imagefolder) {
+	w->images = kind == DSFS_LAYOUT_IMAGEFOLDER;
+	if (w->images) {
 		err = walk_classes(w);
 	} else {
 		err = walk_dir(w, 0, false, 0);
-		if (!err)
+		if (!err && kind == DSFS_LAYOUT_SORTED)
 			err = dsfs_layout_sort(c->l);
 	}
 	if (!err && !c->sizes_later) {

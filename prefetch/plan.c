@@ -27,7 +27,8 @@ static const char *stray_option(const struct dsfs_plan_opts *o)
 {
 	return o->seed ? "seed" : o->epoch ? "epoch" : o->layout ? "layout" :
 	       o->dataset ? "dataset" : o->list ? "list" :
-	       o->extensions ? "extensions" : o->split ? "split" :
+	       o->extensions ? "extensions" : o->suffix ? "suffix" :
+	       o->hidden ? "hidden" : o->split ? "split" :
 	       o->split_seed ? "split_seed" : o->split_part ? "split_part" :
 	       o->world ? "world" : o->rank ? "rank" : o->ranks ? "ranks" :
 	       o->drop_last ? "drop_last" :
@@ -125,7 +126,7 @@ static int parse_layout(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 
 	c->layout = DSFS_LAYOUT_IMAGEFOLDER;
 	if (o->layout && dsfs_layout_kind_parse(o->layout, &c->layout))
-		return dsfs_parse_refuse(why, whylen, "layout=%s: unknown layout; use imagefolder, sorted or list",
+		return dsfs_parse_refuse(why, whylen, "layout=%s: unknown layout; use imagefolder, sorted, walk or list",
 					 o->layout);
 	if (c->layout == DSFS_LAYOUT_LIST && !o->list)
 		return dsfs_parse_refuse(why, whylen, "layout=list needs list=FILE (an absolute path)");
@@ -139,7 +140,12 @@ static int parse_layout(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 					 d);
 	c->dataset = d;
 	c->list = o->list;
-	c->extensions = o->extensions;
+	c->names.extensions = o->extensions;
+	c->names.suffix = o->suffix;
+	if (o->hidden && strcmp(o->hidden, "keep") && strcmp(o->hidden, "skip"))
+		return dsfs_parse_refuse(why, whylen, "hidden=%s: give keep (the default: os.walk, rglob) or skip (glob.glob leaves out names beginning with '.')",
+					 o->hidden);
+	c->names.skip_hidden = o->hidden && !strcmp(o->hidden, "skip");
 	if (o->split && o->subset)
 		return dsfs_parse_refuse(why, whylen, "split= and subset: give the subset's files with layout=list and no split");
 	return dsfs_split_parse(o->split, o->split_seed, o->split_part,
@@ -350,6 +356,8 @@ static const size_t opt_strings[] = {
 	offsetof(struct dsfs_plan_opts, dataset),
 	offsetof(struct dsfs_plan_opts, list),
 	offsetof(struct dsfs_plan_opts, extensions),
+	offsetof(struct dsfs_plan_opts, suffix),
+	offsetof(struct dsfs_plan_opts, hidden),
 	offsetof(struct dsfs_plan_opts, split),
 	offsetof(struct dsfs_plan_opts, split_seed),
 	offsetof(struct dsfs_plan_opts, split_part),
@@ -442,8 +450,12 @@ static void format_cfg(const struct dsfs_plan_cfg *c, FILE *f)
 	put_path(f, "dataset", c->dataset);
 	if (c->list)
 		put_path(f, "list", c->list);
-	if (c->extensions)
-		put_path(f, "extensions", c->extensions);
+	if (c->names.extensions)
+		put_path(f, "extensions", c->names.extensions);
+	if (c->names.suffix)
+		put_path(f, "suffix", c->names.suffix);
+	if (c->names.skip_hidden)
+		fprintf(f, ",hidden=skip");
 	if (c->split.nparts)
 		fprintf(f, ",split=%s,split_seed=%s,split_part=%u",
 			c->split.text, c->split.seed.text, c->split.part);
@@ -505,12 +517,20 @@ char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *c)
 static int no_samples(const struct dsfs_plan_cfg *cfg, char *why,
 		      size_t whylen)
 {
-	if (cfg->layout == DSFS_LAYOUT_IMAGEFOLDER && cfg->extensions)
+	const char *ext = cfg->names.extensions, *suffix = cfg->names.suffix;
+
+	if (cfg->layout == DSFS_LAYOUT_IMAGEFOLDER && ext)
 		snprintf(why, whylen, "dataset=%s: no samples for layout=imagefolder,extensions=%s: no class directory holds a file ending in one of them (torchvision's DatasetFolder raises FileNotFoundError here)",
-			 cfg->dataset, cfg->extensions);
+			 cfg->dataset, ext);
 	else if (cfg->layout == DSFS_LAYOUT_IMAGEFOLDER)
 		snprintf(why, whylen, "dataset=%s: no samples for layout=imagefolder: no class directory holds a file with an image extension (torchvision's ImageFolder raises FileNotFoundError here)",
 			 cfg->dataset);
+	else if (suffix || cfg->names.skip_hidden)
+		snprintf(why, whylen, "dataset=%s: no samples for layout=%s: no regular file%s%s%s",
+			 cfg->dataset, dsfs_layout_kind_name(cfg->layout),
+			 suffix ? " ending in one of suffix=" : "",
+			 suffix ? suffix : "",
+			 cfg->names.skip_hidden ? " outside hidden names" : "");
 	else
 		snprintf(why, whylen, "dataset=%s: no samples for layout=%s",
 			 cfg->dataset, dsfs_layout_kind_name(cfg->layout));
@@ -548,8 +568,8 @@ int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 	struct dsfs_layout *l;
 	double *weights;
 	int err = (quick ? dsfs_layout_build_quick : dsfs_layout_build)(
-		root_fd, cfg->dataset, cfg->layout, cfg->list, cfg->extensions,
-		&l, why, whylen);
+		root_fd, cfg->dataset, cfg->layout, cfg->list, &cfg->names, &l,
+		why, whylen);
 
 	*out = NULL;
 	if (err)
@@ -591,16 +611,15 @@ bool dsfs_plan_layout_warning(const struct dsfs_plan_cfg *cfg,
 			      size_t size)
 {
 	uint64_t empty = dsfs_layout_info(l)->empty_classes;
+	const char *ext = cfg->names.extensions;
 
 	if (cfg->layout != DSFS_LAYOUT_IMAGEFOLDER || !empty)
 		return false;
 	snprintf(buf, size, "dataset=%s: %llu class director%s without a file %s%s: torchvision's %s refuses such a tree (FileNotFoundError) unless given allow_empty=True; the plan counts no sample there",
 		 cfg->dataset, (unsigned long long)empty,
 		 empty == 1 ? "y" : "ies",
-		 cfg->extensions ? "ending in one of extensions=" :
-				   "with an image extension",
-		 cfg->extensions ? cfg->extensions : "",
-		 cfg->extensions ? "DatasetFolder" : "ImageFolder");
+		 ext ? "ending in one of extensions=" : "with an image extension",
+		 ext ? ext : "", ext ? "DatasetFolder" : "ImageFolder");
 	return true;
 }
 

@@ -24,6 +24,7 @@
 /* Option values as given (NULL: not given).  Flags are ints for fuse_opt. */
 struct dsfs_plan_opts {
 	char *sampler, *seed, *epoch, *layout, *dataset, *list, *extensions;
+	char *suffix, *hidden;
 	char *split, *split_seed, *split_part;
 	char *world, *rank, *ranks;
 	char *discover_threads, *discover_range, *num_samples, *weights;
@@ -36,7 +37,9 @@ struct dsfs_plan_cfg {
 	enum dsfs_layout_kind layout;
 	const char *dataset;	/* relative to SOURCE; "." by default */
 	const char *list;	/* layout=list: absolute path */
-	const char *extensions;	/* a DatasetFolder's, or NULL */
+	/* Names kept: a DatasetFolder's extensions (imagefolder); suffix=
+	 * and hidden=skip (sorted, walk).  Pointers into the options. */
+	struct dsfs_layout_names names;
 	/* random_split(): the part of the layout's samples the loader reads
 	 * (split.nparts 0: none). */
 	struct dsfs_split split;

@@ -7,11 +7,14 @@ Builds trap trees under WORKDIR (SAMPLERS.md section 5 and more), runs
 LAYOUT_DUMP on each and compares its samples with
 torchvision.datasets.ImageFolder(root).samples (imagefolder) and with Python's
 sorted() of the lstat-regular files found by os.walk(followlinks=False)
-(sorted).  Sizes and prefetchable flags are compared with a model of openat2
+(sorted), and with the unsorted lists of os.walk, glob.glob(recursive=True)
+and pathlib's rglob (walk).  Sizes and prefetchable flags are compared with a model of openat2
 RESOLVE_BENEATH from the SOURCE root.  Exit 0 when everything matches, 1 with
 the first differences otherwise.  One process for every tree.
 """
+import glob
 import os
+import pathlib
 import random
 import stat
 import subprocess
@@ -259,12 +262,70 @@ def check_sorted(name, root, ds_rel):
     compare("sorted " + name, got, expect(ds_rel, rels), info)
 
 
+def regular_beneath(root, rel):
+    """Whether root/rel is a regular file reached through no symlink."""
+    parts = rel.split(b"/")
+    for i in range(1, len(parts) + 1):
+        st = os.lstat(os.path.join(root, *parts[:i]))
+        if stat.S_ISLNK(st.st_mode):
+            return False
+    return stat.S_ISREG(st.st_mode)
+
+
+def check_walk(name, root, ds_rel, suffix=None, skip_hidden=False):
+    """layout=walk (-s suffix, -H) against the unsorted lists a script
+    builds: os.walk(root) and its files ending in suffix (hidden names
+    pruned for skip_hidden); glob.glob(root/**/*SUFFIX, recursive=True)
+    (skip_hidden, one suffix) and Path(root).rglob(*SUFFIX) (hidden kept),
+    each kept to the regular files reached through no symlink."""
+    sfx = tuple(b(x) for x in suffix.split(":")) if suffix else (b"",)
+    walked = []
+    for dirpath, dirs, files in os.walk(root, followlinks=False):
+        if skip_hidden:
+            dirs[:] = [d for d in dirs if not d.startswith(b".")]
+        for f in files:
+            if skip_hidden and f.startswith(b"."):
+                continue
+            rel = os.path.relpath(os.path.join(dirpath, f), root)
+            if f.endswith(sfx) and regular_beneath(root, rel):
+                walked.append(rel)
+    opts = (["-s", suffix] if suffix else []) + (["-H"] if skip_hidden else [])
+    got, info = dump(SRC, ds_rel, "walk", opts)
+    label = "walk %s%s%s" % (name, " suffix=" + suffix if suffix else "",
+                             " hidden=skip" if skip_hidden else "")
+    want = expect(ds_rel, walked)
+    compare(label + " (os.walk)", got, want, info)
+    if len(sfx) > 1:
+        return
+    if skip_hidden:
+        found = glob.glob(os.path.join(root, b"**", b"*" + sfx[0]),
+                          recursive=True)
+        how = "glob"
+    else:
+        found = [os.fsencode(p) for p in
+                 pathlib.Path(os.fsdecode(root)).rglob("*" + os.fsdecode(sfx[0]))]
+        how = "rglob"
+    rels = [os.path.relpath(p, root) for p in found]
+    rels = [r for r in rels if regular_beneath(root, r)]
+    compare(label + " (%s)" % how, got, expect(ds_rel, rels), info)
+
+
 def main():
     traps, empty, big = build_traps(), build_empty(), build_big()
     for name, root in (("traps", traps), ("emptyclass", empty), ("big", big)):
         ds_rel = os.path.relpath(root, SRC)
         check_imagefolder(name, root, ds_rel)
         check_sorted(name, root, ds_rel)
+        check_walk(name, root, ds_rel)
+        check_walk(name, root, ds_rel, skip_hidden=True)
+    # Unsorted lists of files ending in a suffix, as given (capitals
+    # differ), one or several; hidden names kept or skipped as glob does.
+    for name, root, suffix in (("traps", traps, ".jpg"),
+                               ("traps", traps, ".JPG:.png:g"),
+                               ("big", big, ".jpg"),
+                               ("big", big, ".Png:.TIFF")):
+        for skip in (False, True):
+            check_walk(name, root, os.path.relpath(root, SRC), suffix, skip)
     # DatasetFolder's extensions: a "k" matches U+212A, suffixes without a
     # dot, several dots, a str rather than a tuple.
     for name, root, exts in (

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * layout-dump: build a layout and print it, for the golden test and for
- * measuring.  Usage: layout-dump [-i] [-q] [-x EXTS] ROOT DATASET_REL KIND
- * [LISTFILE] prints "index<TAB>path<TAB>size<TAB>prefetchable(0|1)" per
+ * measuring.  Usage: layout-dump [-i] [-q] [-x EXTS] [-s SUFFIXES] [-H] ROOT
+ * DATASET_REL KIND [LISTFILE] prints "index<TAB>path<TAB>size<TAB>prefetchable(0|1)" per
  * sample, with backslash, TAB and LF in paths written as \\, \t and \n; on
  * failure prints the reason on stderr and exits 1.  -i adds the build's
  * counts, time and memory on stderr; -q prints no samples; -x gives
- * imagefolder a DatasetFolder's extensions (".npy:.wav", as extensions=).
+ * imagefolder a DatasetFolder's extensions (".npy:.wav", as extensions=);
+ * -s keeps, for sorted and walk, the files ending in a suffix (as suffix=),
+ * -H leaves out hidden names (as hidden=skip).
  * Single-threaded.
  */
 #include "config.h"
@@ -59,25 +61,30 @@ int main(int argc, char **argv)
 	struct dsfs_layout *l;
 	struct timespec t0, t1;
 	bool info = false, quiet = false;
-	const char *exts = NULL;
+	struct dsfs_layout_names names = { 0 };
 	char why[512];
 	uint64_t i;
 	int opt, fd, err;
 
-	while ((opt = getopt(argc, argv, "iqx:")) != -1) {
+	while ((opt = getopt(argc, argv, "iqx:s:H")) != -1) {
 		if (opt == 'i')
 			info = true;
 		else if (opt == 'q')
 			quiet = true;
 		else if (opt == 'x')
-			exts = optarg;
+			names.extensions = optarg;
+		else if (opt == 's')
+			names.suffix = optarg;
+		else if (opt == 'H')
+			names.skip_hidden = true;
 		else
 			return 2;
 	}
 	argv += optind, argc -= optind;
 	if (argc < 3 || argc > 4 || dsfs_layout_kind_parse(argv[2], &kind)) {
-		fprintf(stderr, "usage: layout-dump [-i] [-q] [-x EXTS] ROOT "
-			"DATASET_REL imagefolder|sorted|list [LISTFILE]\n");
+		fprintf(stderr, "usage: layout-dump [-i] [-q] [-x EXTS] "
+			"[-s SUFFIXES] [-H] ROOT DATASET_REL "
+			"imagefolder|sorted|walk|list [LISTFILE]\n");
 		return 2;
 	}
 	fd = open(argv[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -87,7 +94,7 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = dsfs_layout_build(fd, argv[1], kind, argc > 3 ? argv[3] : NULL,
-				exts, &l, why, sizeof(why));
+				&names, &l, why, sizeof(why));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	close(fd);
 	if (err) {

@@ -7,7 +7,7 @@ Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--break-first B] [--persistent] [--num-samples K] [--replacement]
            [--weights FILE]
            [--no-set-epoch]
-           [--subset-every K] [--extensions EXT[:EXT...]]
+           [--subset-every K] [--extensions EXT[:EXT...] | --glob SUFFIX]
            [--split L0:L1[:...] --split-seed S [--split-part K]]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
            [--stats MNT FILE]
@@ -47,6 +47,8 @@ SubsetRandomSampler(range(0, n, K), generator=G) instead.  --weights FILE
 generator=G), FILE holding one weight a line, in the samples' order.
 --extensions EXTS: the data set is a DatasetFolder(ROOT, extensions=...)
 given EXTS split at ':', rather than an ImageFolder.
+--glob SUFFIX: the data set is a script's own Dataset over the files
+glob.glob(ROOT + "/**/*" + SUFFIX, recursive=True) lists, unsorted.
 --split L0:L1 --split-seed S --split-part K: the data set is part K (0) of
 random_split(folder, [L0, L1], generator=torch.Generator().manual_seed(S)),
 each L a whole length or a fraction as Python reads it.
@@ -65,6 +67,7 @@ must be the same every time it is read and equal that of the same file
 under DIR (read once, after the last epoch).  Exit 0, or 1 with a message.
 """
 import argparse
+import glob
 import hashlib
 import os
 import sys
@@ -105,6 +108,21 @@ class Indexed(Dataset):
 
     def __getitem__(self, i):
         return i, self.folder[i][0]
+
+
+class Globbed(Dataset):
+    """A script's Dataset over the files glob lists, in glob's order (that
+    of the directories' listings), with a folder's samples attribute."""
+
+    def __init__(self, root, suffix):
+        self.samples = [(p, 0) for p in glob.glob(
+            os.path.join(root, "**", "*" + suffix), recursive=True)]
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, i):
+        return read_bytes(self.samples[i][0]), 0
 
 
 class Part(Dataset):
@@ -182,6 +200,7 @@ def parse_args(argv=None):
     ap.add_argument("--subset-every", type=int, default=0)
     ap.add_argument("--weights")
     ap.add_argument("--extensions")
+    ap.add_argument("--glob")
     ap.add_argument("--split")
     ap.add_argument("--split-seed", type=int, default=0)
     ap.add_argument("--split-part", type=int, default=0)
@@ -323,7 +342,9 @@ def main():
     if a.find_seed:
         find_seed(a)
         return
-    if a.extensions:
+    if a.glob:
+        folder = Globbed(os.path.abspath(a.root), a.glob)
+    elif a.extensions:
         folder = DatasetFolder(os.path.abspath(a.root), loader=read_bytes,
                                extensions=tuple(a.extensions.split(":")))
     else:

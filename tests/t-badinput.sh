@@ -120,6 +120,17 @@ bad "an empty extension" "$SRC" "$MNT" -o sampler=torch-random,seed=1,extensions
 bad "'a/b': give printable ASCII without '/'" "$SRC" "$MNT" -o sampler=torch-random,seed=1,extensions=a/b
 bad "extensions= applies only to layout=imagefolder" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,extensions=.npy
 bad "extensions= needs a plan" "$SRC" "$MNT" -o extensions=.npy
+# A script's own list (layout=sorted or walk): suffix= and hidden=.
+bad "no samples for layout=walk: no regular file ending in one of suffix=.zip" "$SRC" "$MNT" -o sampler=torch-random,seed=1,layout=walk,suffix=.zip
+mkdir -p "$WORK/hsrc/.h" && : >"$WORK/hsrc/.a.jpg" && : >"$WORK/hsrc/.h/b.jpg"
+bad "no samples for layout=sorted: no regular file ending in one of suffix=.jpg outside hidden names" "$WORK/hsrc" "$MNT" -o sampler=sequential,layout=sorted,suffix=.jpg,hidden=skip
+bad "suffix=: 'a/b': give printable ASCII without '/'" "$SRC" "$MNT" -o sampler=sequential,layout=walk,suffix=.jpg:a/b
+bad "suffix=: an empty suffix" "$SRC" "$MNT" -o sampler=sequential,layout=walk,suffix=.jpg:
+bad "suffix= applies only to layout=sorted and layout=walk" "$SRC" "$MNT" -o sampler=sequential,suffix=.jpg
+bad "hidden=skip applies only to layout=sorted and layout=walk (an ImageFolder keeps hidden files" "$SRC" "$MNT" -o sampler=sequential,hidden=skip
+bad "extensions= applies only to layout=imagefolder (a DatasetFolder given extensions=); with layout=sorted or walk, give suffix=" "$SRC" "$MNT" -o sampler=sequential,layout=walk,extensions=.npy
+bad "hidden=yes: give keep" "$SRC" "$MNT" -o sampler=sequential,layout=walk,hidden=yes
+bad "suffix= needs a plan" "$SRC" "$MNT" -o suffix=.jpg
 # random_split's lengths, seed and part (over SOURCE's one file).
 bad "split=0.8:0.2 needs split_seed=" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,split=0.8:0.2
 bad "split_part= needs split=" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,split_part=1
@@ -178,7 +189,7 @@ for spec in "${numeric[@]}"; do
 	bad "${opt%=} given twice" "$SRC" "$MNT" -o "${ctx}${opt}1" -o "${opt}1"
 done
 # Words and paths, empty or given twice.
-for opt in hugepages= numa= stats= sampler= layout= dataset= list= extensions= split=; do
+for opt in hugepages= numa= stats= sampler= layout= dataset= list= extensions= suffix= hidden= split=; do
 	bad "$opt" "$SRC" "$MNT" -o "sampler=sequential,$opt"
 done
 bad "drop_last given twice" "$SRC" "$MNT" \

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-layout-golden: layout-dump's imagefolder and sorted orders equal torchvision's ImageFolder (and DatasetFolder given extensions) and Python's sorted() on trap trees.
+# t-layout-golden: layout-dump's imagefolder, sorted and walk orders equal torchvision's ImageFolder (and DatasetFolder given extensions), Python's sorted(), and the unsorted lists of os.walk, glob.glob and pathlib's rglob (given suffix= and hidden=skip) on trap trees.
 set -euo pipefail
 
 srcdir=${srcdir:-.}

@@ -170,6 +170,7 @@ static void test_kinds(void)
 		      "imagefolder"));
 	CHECK(!strcmp(dsfs_layout_kind_name(DSFS_LAYOUT_SORTED), "sorted"));
 	CHECK(!strcmp(dsfs_layout_kind_name(DSFS_LAYOUT_LIST), "list"));
+	CHECK(!strcmp(dsfs_layout_kind_name(DSFS_LAYOUT_WALK), "walk"));
 	CHECK(dsfs_layout_kind_name((enum dsfs_layout_kind)7) == NULL);
 	CHECK(dsfs_layout_kind_parse("list", &k) == 0 && k == DSFS_LAYOUT_LIST);
 	CHECK(dsfs_layout_kind_parse("Sorted", &k) == -EINVAL);
@@ -499,11 +500,43 @@ static void test_extensions(void)
 	      -EINVAL && strstr(why, "more than 64"));
 	fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHECK(fd >= 0);
-	CHECK(dsfs_layout_build(fd, "data", DSFS_LAYOUT_SORTED, NULL, ".jpg",
+	CHECK(dsfs_layout_build(fd, "data", DSFS_LAYOUT_SORTED, NULL,
+				&(struct dsfs_layout_names){ .extensions = ".jpg" },
 				&l, why, sizeof(why)) == -EINVAL &&
 	      !l && strstr(why, "only to layout=imagefolder"));
 	CHECK(dsfs_layout_build(fd, "data", DSFS_LAYOUT_IMAGEFOLDER, NULL,
-				".JPG", &l, why, sizeof(why)) == -EINVAL && !l);
+				&(struct dsfs_layout_names){ .extensions = ".JPG" },
+				&l, why, sizeof(why)) == -EINVAL && !l);
+	close(fd);
+}
+
+/* suffix= and hidden=skip (sorted, walk): capitals allowed, compared as
+ * given; refused for the other layouts.  (Their order is golden_layout.py's
+ * against os.walk, glob and rglob.) */
+static void test_suffix(void)
+{
+	struct dsfs_layout_names sfx = { .suffix = ".jpg:.JPEG" };
+	struct dsfs_layout_names hid = { .skip_hidden = true };
+	struct dsfs_layout *l = NULL;
+	char why[256];
+	int fd;
+
+	CHECK(dsfs_layout_suffix_check(".JPG:x.Png", why, sizeof(why)) == 0);
+	CHECK(dsfs_layout_suffix_check(".jpg::.png", why, sizeof(why)) ==
+	      -EINVAL && strstr(why, "suffix=: an empty suffix"));
+	CHECK(dsfs_layout_suffix_check("a/b", why, sizeof(why)) == -EINVAL &&
+	      strstr(why, "separate suffixes with ':'"));
+	fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK(dsfs_layout_build(fd, "data", DSFS_LAYOUT_IMAGEFOLDER, NULL,
+				&sfx, &l, why, sizeof(why)) == -EINVAL && !l &&
+	      strstr(why, "suffix= applies only"));
+	CHECK(dsfs_layout_build(fd, "data", DSFS_LAYOUT_LIST, "/dev/null",
+				&hid, &l, why, sizeof(why)) == -EINVAL && !l &&
+	      strstr(why, "hidden=skip applies only"));
+	CHECK(dsfs_layout_build(fd, "data", DSFS_LAYOUT_WALK, NULL, &sfx, &l,
+				why, sizeof(why)) == 0 && l);
+	dsfs_layout_free(l);
 	close(fd);
 }
 
@@ -534,6 +567,7 @@ int main(void)
 	test_list_long();
 	test_dataset_errors();
 	test_extensions();
+	test_suffix();
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return UNIT_DONE();
 }
