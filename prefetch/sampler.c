@@ -195,8 +195,17 @@ static void torch_randperm(struct dsfs_mt19937 *mt, uint32_t *a, uint32_t n)
  * with weights: torch.multinomial draws a random64 for each); a
  * SubsetRandomSampler draws its one randperm and no more.  A generator given
  * to the sampler alone gives no base seed: the DataLoader draws it from
- * torch's global generator.
+ * torch's global generator.  An epoch the loader leaves before its sampler
+ * is done (cfg->cut_epochs of them) never draws that second randperm: the
+ * sampler's generator function is dropped where it stands.
  */
+bool dsfs_sampler_cuttable(const struct dsfs_sampler_cfg *cfg, uint64_t n)
+{
+	return cfg->kind == DSFS_SAMPLER_TORCH_RANDOM && n > 1 &&
+	       !cfg->replacement && !cfg->subset &&
+	       dsfs_sampler_count(cfg, n) == n;
+}
+
 int dsfs_sampler_torch_skip(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 			    uint64_t epoch, uint64_t *skip)
 {
@@ -212,6 +221,10 @@ int dsfs_sampler_torch_skip(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 	if (__builtin_mul_overflow(epoch, per_epoch, &s) ||
 	    __builtin_add_overflow(s, base_seed ? 2 : 0, &s))
 		return -EOVERFLOW;
+	if (cfg->cut_epochs && (cfg->cut_epochs > epoch ||
+				!dsfs_sampler_cuttable(cfg, n)))
+		return -EINVAL;
+	s -= cfg->cut_epochs * (uint64_t)(n - 1); /* <= epoch's randperms */
 	*skip = s;
 	return 0;
 }
@@ -451,6 +464,8 @@ static int order_args(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 		return -EINVAL;
 	if (cfg->num_samples > DSFS_SAMPLER_MAX_N)
 		return -EINVAL;
+	if (cfg->cut_epochs && !dsfs_sampler_cuttable(cfg, n))
+		return -EINVAL;
 	return 0;
 }
 
@@ -464,6 +479,8 @@ int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 	int ret;
 
 	ret = order_args(cfg, n, rank);
+	if (!ret && cfg->cut_epochs > epoch)
+		ret = -EINVAL;
 	if (!ret)
 		ret = dsfs_sampler_check_epoch(cfg, epoch, NULL, 0);
 	if (!ret)

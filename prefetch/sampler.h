@@ -55,6 +55,12 @@ struct dsfs_sampler_cfg {
 				    True): each sample drawn on its own */
 	bool subset;		 /* torch-random: SubsetRandomSampler(indices,
 				    generator=g): one randperm an epoch */
+	uint64_t cut_epochs;	 /* torch-random, a RandomSampler of n
+				    samples: epochs before the current one
+				    that the loader left before their end
+				    (a break), each of which never drew its
+				    second randperm; at most the epoch.
+				    Found by the tracker, not an option */
 	/* torch-random with replacement and num_samples: NULL, or a
 	 * WeightedRandomSampler's n weights as weights.h keeps them
 	 * (normalised cumulative sums; the caller keeps them alive). */
@@ -90,8 +96,17 @@ uint64_t dsfs_sampler_padded(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 			     uint32_t rank);
 
 /*
+ * Whether a loader of cfg can leave an epoch early and so draw one randperm
+ * fewer (cut_epochs): torch-random, a RandomSampler of n > 1 samples
+ * without replacement (a SubsetRandomSampler, or num_samples below n,
+ * draws one randperm whole epoch or not).  O(1).
+ */
+bool dsfs_sampler_cuttable(const struct dsfs_sampler_cfg *cfg, uint64_t n);
+
+/*
  * torch-random: the generator outputs drawn before epoch `epoch`'s first
- * (see dsfs_sampler_order()): 0 and *skip, or -EOVERFLOW past 2^64.  O(1).
+ * (see dsfs_sampler_order()): 0 and *skip, -EOVERFLOW past 2^64, or
+ * -EINVAL for cut_epochs above epoch or not cuttable.  O(1).
  */
 int dsfs_sampler_torch_skip(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 			    uint64_t epoch, uint64_t *skip);

@@ -187,6 +187,33 @@ static void log_script_way(struct dsfs_sched *s, const struct dsfs_tracker *t)
 }
 
 /*
+ * log_way for a torch-random loader found to have left epochs early
+ * (w->cut_epochs changed): say so.  True when it draws as the plan says
+ * but for them, so that no option is to be given.
+ */
+static bool log_cuts(struct dsfs_sched *s, const struct dsfs_tracker *t,
+		     const struct dsfs_tracker_way *w)
+{
+	const struct dsfs_sampler_cfg *p = &s->cfg.plan->sampler;
+	struct dsfs_tracker_state st;
+
+	if (w->cut_epochs == s->way.cut_epochs)
+		return false;
+	s->way.cut_epochs = w->cut_epochs;
+	if (!w->cut_epochs || w->one_perm)
+		return false;
+	dsfs_tracker_state(t, &st);
+	dsfs_info("plan: the loader left %llu of its epochs before their end (a break), and its sampler never drew their second permutations: following it so, at epoch %llu",
+		  (unsigned long long)w->cut_epochs,
+		  (unsigned long long)st.epoch);
+	if (w->persistent_workers != p->persistent_workers ||
+	    w->sampler_generator != p->sampler_generator || p->subset)
+		return false;
+	s->way = *w;
+	return true;
+}
+
+/*
  * A torch-random loader, or a script shuffle, found drawing from its
  * generator another way than the plan says (tracker.h dsfs_tracker_way):
  * say which, once each time it changes, with the options that give it.
@@ -205,6 +232,8 @@ static void log_way(struct dsfs_sched *s, const struct dsfs_tracker *t)
 	if (p->kind != DSFS_SAMPLER_TORCH_RANDOM)
 		return;
 	w = dsfs_tracker_way(t);
+	if (log_cuts(s, t, &w))
+		return;
 	if (w.persistent_workers == s->way.persistent_workers &&
 	    w.sampler_generator == s->way.sampler_generator &&
 	    w.one_perm == s->way.one_perm &&

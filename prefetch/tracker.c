@@ -798,7 +798,7 @@ int dsfs_tracker_new(const struct dsfs_sampler_cfg *s, uint64_t n,
 	t = tracker_alloc(n, window);
 	if (!t)
 		return -ENOMEM;
-	t->cfg = *s;
+	t->cfg = t->start_cfg = *s;
 	t->rank = s->kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ? rank : 0;
 	if (epoch_auto) {
 		t->mode = DSFS_TRACKER_DETECTING;

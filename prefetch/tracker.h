@@ -283,6 +283,7 @@ struct dsfs_tracker_way {
 	uint64_t num_samples;	/* one_perm: the samples an epoch the loader
 				   was found to read, 0 when not learned */
 	bool seeded_once, inplace;	/* the script shuffles' */
+	uint64_t cut_epochs;	/* torch-random: epochs found left early */
 };
 struct dsfs_tracker_way dsfs_tracker_way(const struct dsfs_tracker *t);
 

@@ -391,8 +391,7 @@ int dsfs_tracker_recover(struct dsfs_tracker *t, uint64_t idx)
 	}
 	for (i = 0; i < t->nkept; i++)
 		if (dsfs_tracker_at_start(t, &t->kept[i], NULL))
-			return dsfs_tracker_adopt(t, t->kept[i].epoch,
-						  t->kept_group);
+			return dsfs_tracker_new_job(t, t->kept[i].epoch);
 	return dsfs_tracker_ways_find(t);
 }
 

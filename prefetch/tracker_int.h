@@ -26,8 +26,9 @@
 #define KEEP_AFTER 4	     /* starts kept past the epoch detected */
 #define AHEAD_MAX 64	     /* lost: epochs past the next one tested */
 #define WAYS_EPOCHS 4	     /* lost: epochs drawn other ways */
-#define WAYS_MAX (5 * WAYS_EPOCHS) /* ... five other ways each at most
-				      (torch-random; a script shuffle 3) */
+#define WAYS_MAX (6 * WAYS_EPOCHS) /* ... five other ways each at most
+				      (torch-random; a script shuffle 3),
+				      and one more epoch cut */
 
 /* The start of a candidate epoch: (index, position) pairs sorted by index,
  * the positions below a limit (of each rank of a group). */
@@ -61,6 +62,9 @@ struct dsfs_tracker_epoch {
 
 struct dsfs_tracker {
 	struct dsfs_sampler_cfg cfg;
+	struct dsfs_sampler_cfg start_cfg; /* cfg as made: the way the
+					      starts kept for a new job
+					      are drawn */
 	uint64_t n;
 	uint32_t rank, window;
 	enum dsfs_tracker_mode mode;
@@ -214,6 +218,16 @@ int dsfs_tracker_access_detecting(struct dsfs_tracker *t, uint64_t idx);
 /* Lost, torch-random: the loader at the start of an epoch drawn another
  * way (tracker.h)?  Then followed so: NEXT_EPOCH or DETECTED; else MISS. */
 int dsfs_tracker_ways_find(struct dsfs_tracker *t);
+/* Draw as c from now on, the loader about to be followed at epoch e:
+ * the next epoch built again when needed, the current one now if it is e.
+ * 0, or -errno (then the current epoch is not ready). */
+int dsfs_tracker_redraw(struct dsfs_tracker *t,
+			const struct dsfs_sampler_cfg *c, uint64_t e);
+/* Lost, a new job at kept start e: followed (dsfs_tracker_adopt) drawn as
+ * the loader was found to draw, but with a fresh generator (no epoch cut),
+ * or as the tracker was made when the way found draws no base seed (the
+ * kept starts do).  A return value as tracker.h says. */
+int dsfs_tracker_new_job(struct dsfs_tracker *t, uint64_t e);
 /* The current epoch is over: with one permutation an epoch, the place it
  * was left, and when two in a row were left at one place k < count, the
  * epochs from the next on are cut at k (learned; next built again).

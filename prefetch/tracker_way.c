@@ -28,7 +28,15 @@
  * permutation).  They are loader options a user forgets to give: epoch 0
  * is the same all but the sampler_generator way, so the others lose the
  * loader at epoch 1 for good, and without sampler_generator the detection
- * finds nothing.
+ * finds nothing.  And one permutation fewer from now on (CUT_WAY, not in
+ * the table): a RandomSampler whose loop was left early once (a break out
+ * of one epoch), which never drew that epoch's second permutation
+ * (cfg.cut_epochs counts them).  A loader found drawing one permutation an
+ * epoch may be such a RandomSampler left early every epoch so far (its
+ * epoch e is one of n samples with e epochs cut): when it reads an epoch
+ * whole, the next draws two an epoch again, the epochs before counted cut
+ * (WHOLE_WAY).  So is the loader that leaves only its first epoch early,
+ * whose epoch 1 is both one permutation an epoch's and one epoch cut's.
  *
  * The script shuffles (python-shuffle, the numpy kinds, `script`): a
  * generator seeded with seed + epoch each epoch or once (seeded_once),
@@ -54,6 +62,8 @@ static const struct way {
 };
 
 #define NWAYS (sizeof(way_table) / sizeof(way_table[0]))
+#define CUT_WAY NWAYS
+#define WHOLE_WAY (NWAYS + 1)
 
 /* Whether way w draws as t->cfg does. */
 static bool way_is_now(const struct dsfs_tracker *t, unsigned w)
@@ -91,6 +101,43 @@ static void way_apply(struct dsfs_sampler_cfg *c, unsigned w)
 	c->persistent_workers = way_table[w].persistent_workers;
 	c->sampler_generator = way_table[w].sampler_generator;
 	c->subset = way_table[w].one;
+	if (c->subset)
+		c->cut_epochs = 0; /* one permutation an epoch, cut or not */
+}
+
+/* The sampler of way w at epoch e, from c (t->cfg, or a table way's). */
+static struct dsfs_sampler_cfg way_at(const struct dsfs_sampler_cfg *c,
+				      unsigned w, uint64_t e)
+{
+	struct dsfs_sampler_cfg x = *c;
+
+	if (w == CUT_WAY) {
+		x.cut_epochs++;
+	} else if (w == WHOLE_WAY) {
+		x.subset = false;
+		x.cut_epochs = e ? e - 1 : 0;
+	}
+	return x;
+}
+
+/* Way w's starts of epochs e0 .. e0 + WAYS_EPOCHS - 1, from c, into
+ * t->ways while the budget lasts. */
+static void ways_build_as(struct dsfs_tracker *t,
+			  const struct dsfs_sampler_cfg *c, unsigned w,
+			  uint64_t e0, uint64_t *work)
+{
+	uint64_t budget = DETECT_WORK + 64 * t->n, e;
+	struct dsfs_sampler_cfg x;
+
+	for (e = e0; e < e0 + WAYS_EPOCHS && t->nways < WAYS_MAX; e++) {
+		x = way_at(c, w, e);
+		*work += dsfs_tracker_candidate_work_as(t, &x, e);
+		if (*work > budget)
+			return;
+		if (!dsfs_tracker_prefix_build_as(t, &x, t->rank, 1, e,
+						  &t->ways[t->nways]))
+			t->way_of[t->nways++] = (uint8_t)w;
+	}
 }
 
 /*
@@ -103,13 +150,16 @@ static void way_apply(struct dsfs_sampler_cfg *c, unsigned w)
  * not the loader's, is moved on to its next epoch by chance votes now and
  * then; and the loader's epoch e drawn two permutations an epoch is epoch
  * 2e drawn one, so the way found at a later epoch could be the wrong one.
- * O(ways * e * n).
+ * Then, for a RandomSampler, the same epochs drawn with one more epoch cut
+ * (from the first that can follow a cut one), or, found drawing one
+ * permutation an epoch, drawn two again after the one before (WHOLE_WAY).
+ * At most 5 table ways and one of those: WAYS_MAX.  O(ways * e * n).
  */
 static void ways_build(struct dsfs_tracker *t)
 {
-	uint64_t e0 = t->cur.ready && t->cur.epoch ? t->cur.epoch - 1 : 0, e,
-		 work = 0, budget = DETECT_WORK + 64 * t->n;
-	struct dsfs_sampler_cfg c = t->cfg;
+	uint64_t e0 = t->cur.ready && t->cur.epoch ? t->cur.epoch - 1 : 0;
+	uint64_t work = 0;
+	struct dsfs_sampler_cfg c;
 	unsigned w;
 
 	if (t->ways_built)
@@ -118,38 +168,61 @@ static void ways_build(struct dsfs_tracker *t)
 	for (w = 0; w < NWAYS; w++) {
 		if (way_is_now(t, w) || !way_possible(t, w))
 			continue;
+		c = t->cfg;
 		way_apply(&c, w);
-		for (e = e0; e < e0 + WAYS_EPOCHS && t->nways < WAYS_MAX; e++) {
-			work += dsfs_tracker_candidate_work_as(t, &c, e);
-			if (work > budget)
-				break;
-			if (!dsfs_tracker_prefix_build_as(t, &c, t->rank, 1, e,
-							  &t->ways[t->nways]))
-				t->way_of[t->nways++] = (uint8_t)w;
-		}
+		ways_build_as(t, &c, w, e0, &work);
 	}
+	if (dsfs_sampler_cuttable(&t->cfg, t->n))
+		ways_build_as(t, &t->cfg, CUT_WAY,
+			      e0 > t->cfg.cut_epochs ? e0 : t->cfg.cut_epochs + 1,
+			      &work);
+	c = way_at(&t->cfg, WHOLE_WAY, 0);
+	if (t->cfg.subset && dsfs_sampler_cuttable(&c, t->n))
+		ways_build_as(t, &t->cfg, WHOLE_WAY, e0 ? e0 : 1, &work);
 }
 
 /*
  * The loader is at the start of ways[i]: draw as it does from now on, and
- * follow it there.  The epochs held and the starts kept for a new job
- * were drawn the old way.
+ * follow it there.  The epochs held were drawn the old way; the starts kept
+ * for a new job stay (dsfs_tracker_new_job).
  */
 static int adopt_way(struct dsfs_tracker *t, uint32_t i)
 {
 	uint64_t e = t->ways[i].epoch;
 	unsigned w = t->way_of[i];
-	uint32_t k;
+	struct dsfs_sampler_cfg c = t->cfg;
 
-	way_apply(&t->cfg, w);
-	t->next.ready = false;
-	if (t->cur.ready && t->cur.epoch == e &&
-	    dsfs_tracker_epoch_build(t, &t->cur, e))
+	if (w == CUT_WAY || w == WHOLE_WAY)
+		c = way_at(&t->cfg, w, e);
+	else
+		way_apply(&c, w);
+	return dsfs_tracker_redraw(t, &c, e) ? DSFS_TRACK_MISS :
+		dsfs_tracker_adopt(t, e, false);
+}
+
+int dsfs_tracker_new_job(struct dsfs_tracker *t, uint64_t e)
+{
+	struct dsfs_sampler_cfg c = t->cfg;
+
+	/* Lost: no length learned (record() forgot it). */
+	c.cut_epochs = 0;
+	if (c.sampler_generator != t->start_cfg.sampler_generator)
+		c = t->start_cfg;
+	if ((c.cut_epochs != t->cfg.cut_epochs ||
+	     c.sampler_generator != t->cfg.sampler_generator) &&
+	    dsfs_tracker_redraw(t, &c, e))
 		return DSFS_TRACK_MISS;
-	for (k = 0; k < t->nkept; k++)
-		dsfs_tracker_prefix_free(&t->kept[k]);
-	t->nkept = 0;
-	return dsfs_tracker_adopt(t, e, false);
+	return dsfs_tracker_adopt(t, e, t->kept_group);
+}
+
+int dsfs_tracker_redraw(struct dsfs_tracker *t,
+			const struct dsfs_sampler_cfg *c, uint64_t e)
+{
+	t->cfg = *c;
+	t->next.ready = false;
+	if (t->cur.ready && t->cur.epoch == e)
+		return dsfs_tracker_epoch_build(t, &t->cur, e);
+	return 0;
 }
 
 /* Lost: the loader at the start of an epoch drawn another way?  Then
@@ -329,5 +402,6 @@ struct dsfs_tracker_way dsfs_tracker_way(const struct dsfs_tracker *t)
 		.num_samples = t->learned,
 		.seeded_once = t->cfg.seeded_once,
 		.inplace = t->cfg.inplace,
+		.cut_epochs = t->cfg.cut_epochs,
 	};
 }

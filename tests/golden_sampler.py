@@ -213,6 +213,38 @@ def torch_random_loader(ck, n, seed, workers, persistent, batch, drop_last):
         ck.draws_consumed(gen, seed, model, query + " after the epoch")
 
 
+def cut_loader(ck, n, seed, workers, persistent, batch, cuts):
+    """A DataLoader whose epoch e stops after cuts[e] batches (0: whole):
+    each epoch's order is sampler-dump's given the epochs cut before it,
+    those the loader left before its sampler was done (with workers, the
+    sampler runs ahead of the batches taken by prefetch_factor * workers
+    batches ahead of those taken, and the batch taken at the break is one
+    too: the sampler is done once asked for batch n // batch)."""
+    opts = " --persistent" if persistent else ""
+    source = "DataLoader num_workers=%d persistent=%s batch=%d cut %s" % (
+        workers, persistent, batch, cuts)
+    gen = torch.Generator().manual_seed(seed)
+    loader = DataLoader(Indices(n), batch_size=batch, shuffle=True,
+                        generator=gen, num_workers=workers,
+                        persistent_workers=persistent, collate_fn=as_list)
+    ahead = 2 * workers
+    ncut = 0
+    for e, cut in enumerate(cuts):
+        order = []
+        for k, b in enumerate(loader):
+            if k == cut and cut:
+                break
+            order += b
+        query = "torch-random %d %d %d%s --cut-epochs %d" % (seed, n, e, opts,
+                                                            ncut)
+        got = ck.dump.ask(query).split()
+        if got[:len(order)] != [str(i) for i in order]:
+            ck.fail(query, source, "epoch %d differs" % e)
+        ck.orders["torch-random"] += 1
+        if cut and cut + 1 + ahead <= n // batch:
+            ncut += 1
+
+
 def check_torch_random(ck):
     for n in NS:
         big = n > 1000
@@ -225,6 +257,11 @@ def check_torch_random(ck):
             torch_random_loader(ck, n, seed, 2, True, batch, False)
     torch_random_loader(ck, 7, 42, 0, False, 3, True)
     torch_random_loader(ck, 1000, 42, 2, True, 64, True)
+    # Epochs left early: each cut one never draws its second randperm.
+    for workers, persistent in ((0, False), (2, False), (2, True)):
+        cut_loader(ck, 100, 5, workers, persistent, 4, [3, 0, 0, 2, 1, 0])
+        cut_loader(ck, 1000, 2**40 + 7, workers, persistent, 16,
+                   [0, 60, 10, 0, 0, 62])
     check_torch_random_num_samples(ck)
     check_torch_weighted(ck)
 

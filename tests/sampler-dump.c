@@ -6,7 +6,7 @@
  *   sampler-dump KIND SEED N EPOCH [--world W] [--rank R] [--drop-last]
  *                [--persistent] [--sampler-generator] [--num-samples K]
  *                [--replacement] [--subset] [--weights FILE]
- *                [--seeded-once] [--inplace]
+ *                [--seeded-once] [--inplace] [--cut-epochs C]
  *       prints the indices, space separated, on one line; exit 1 with a
  *       message on stderr when the sampler refuses, 2 on a usage error.
  *   sampler-dump --batch
@@ -79,6 +79,11 @@ static int parse_options(int argc, char **argv, struct query *q, char *why,
 					   &q->cfg.num_samples))
 				return usage_error(why, len,
 						   "bad --num-samples",
+						   argv[i]);
+		} else if (!strcmp(argv[i], "--cut-epochs") && i + 1 < argc) {
+			if (dsfs_parse_u64(argv[++i], 0, UINT64_MAX,
+					   &q->cfg.cut_epochs))
+				return usage_error(why, len, "bad --cut-epochs",
 						   argv[i]);
 		} else if (!strcmp(argv[i], "--weights") && i + 1 < argc) {
 			q->weights = argv[++i];

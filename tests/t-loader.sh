@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list; a WeightedRandomSampler, given its weights; a RandomSampler(num_samples=) on a mount not told so, whose epochs' length dsfs learns; a DistributedSampler without set_epoch(), which the lost plan's warning names; a DatasetFolder given extensions, mounted with extensions=; a random_split part, mounted with split=; and a script's own Dataset over glob's unsorted list, mounted with layout=walk.
+# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program), and a shuffled loader's epochs after one it left early (one permutation fewer drawn); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list; a WeightedRandomSampler, given its weights; a RandomSampler(num_samples=) on a mount not told so, whose epochs' length dsfs learns; a DistributedSampler without set_epoch(), which the lost plan's warning names; a DatasetFolder given extensions, mounted with extensions=; a random_split part, mounted with split=; and a script's own Dataset over glob's unsorted list, mounted with layout=walk.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -67,6 +67,16 @@ untold() {
 		fail "$what: plan at epoch $(stat_of plan.epoch)"
 	unmount_dsfs "$MNT"
 }
+
+# A shuffled DataLoader left after 10 batches of its first epoch (a
+# break): its sampler never draws that epoch's second permutation, so
+# every later epoch is drawn one permutation further back.  Its epoch 1 is
+# also that of a loader drawing one permutation an epoch, as which it is
+# found; lost again at epoch 2's start, it is found as one epoch cut, says
+# so, and epochs 3 and 4 are followed.
+untold "a loader that leaves its first epoch early" 4 17 \
+	"the loader left 1 of its epochs before their end" 3 1600 2 \
+	--break-first 10
 
 # A DistributedSampler whose set_epoch() the script forgets: every epoch
 # reads epoch 0's order.  Lost at epoch 1, whose start the plan expects;

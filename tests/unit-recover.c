@@ -11,7 +11,8 @@
  * its old opens (strays) leading its misses; and a loader many epochs on
  * (epochs the page cache served) is found again; a torch-random loader
  * drawn another way than planned (persistent workers, the sampler's own
- * generator) is found and followed that way.  No mount; single-threaded.
+ * generator) is found and followed that way, and so is one that leaves
+ * epochs early.  No mount; single-threaded.
  */
 #include "config.h"
 
@@ -413,6 +414,50 @@ static void test_length_forgotten(void)
 }
 
 /*
+ * torch-random: a loader that leaves epochs early (a break after a third of
+ * each: cut[e]) never draws their second permutations, so each epoch after
+ * them is drawn as if one more epoch were cut (cfg.cut_epochs).  Lost at
+ * each such epoch's start, the tracker finds it at the first test (within
+ * the 64 misses that make it lost and a test's 8 more), and follows the
+ * whole epoch after without a miss; the way reports the cuts.  Epoch 1
+ * after a cut epoch 0 is also epoch 1 of one permutation an epoch, as
+ * which it is found; then lost again at epoch 2, it is found as one epoch
+ * cut.  A new job on the mount (a fresh generator, none cut) is then found
+ * at its start too.
+ */
+static void test_cut_epochs(uint64_t n, const bool cut[6])
+{
+	struct dsfs_sampler_cfg c, loader;
+	struct dsfs_tracker *t;
+	struct fed f[7] = { 0 };
+	uint64_t e, count, ncut = 0;
+	uint32_t *o;
+
+	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 99, 1);
+	loader = c;
+	CHECK(dsfs_tracker_new(&c, n, 0, true, 0,
+			       dsfs_tracker_window_for(n), &t) == 0);
+	for (e = 0; e < 6; e++) {
+		o = unit_order(&loader, n, e, 0, &count);
+		feed(t, o, 0, cut[e] ? count / 3 : count, 1, &f[e]);
+		free(o);
+		state_is(t, DSFS_TRACKER_DETECTED, e);
+		if (e && (cut[e - 1] || (e == 2 && cut[0])))
+			CHECK(f[e].miss <= 64 + 8 && f[e].first_found > 0);
+		else
+			CHECK(f[e].miss == 0);
+		loader.cut_epochs += cut[e];
+		ncut += cut[e] && e < 5;
+	}
+	CHECK(dsfs_tracker_way(t).cut_epochs == ncut);
+	CHECK(!dsfs_tracker_way(t).one_perm);
+	feed_epoch(t, &c, n, 0, &f[6]);
+	state_is(t, DSFS_TRACKER_DETECTED, 0);
+	CHECK(dsfs_tracker_way(t).cut_epochs == 0);
+	dsfs_tracker_free(t);
+}
+
+/*
  * A small data set's job (n samples, a quarter for window) ends, a few of
  * its late opens (strays) miss, and the same job starts again at once.
  * The next epoch begins on its first opens (the last one is over), chance
@@ -465,6 +510,12 @@ static void test_strays_then_again(uint64_t n, unsigned strays)
 
 int main(void)
 {
+	static const bool cuts[6] = { false, true, false, true, true, false };
+	static const bool first[6] = { true, false, false, false, false, false };
+
+	test_cut_epochs(800, cuts);
+	test_cut_epochs(5000, cuts);
+	test_cut_epochs(3000, first);
 	test_way_epoch_behind(800);
 	test_way_epoch_behind(3000);
 	test_strays_then_again(400, 0);
