@@ -614,7 +614,8 @@ static int suffixes_check(const char *opt, const char *list, char *why,
 			return err;
 		if (++n > MAX_EXTENSIONS) {
 			snprintf(why, whylen, "%s=: more than %d %s", opt,
-				 MAX_EXTENSIONS, opt);
+				 MAX_EXTENSIONS,
+				 strcmp(opt, "suffix") ? opt : "suffixes");
 			return -EINVAL;
 		}
 		if (!*end)

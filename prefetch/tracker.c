@@ -834,6 +834,7 @@ int dsfs_tracker_new_fixed(uint32_t *order, uint64_t count, uint64_t n,
 		return -ENOMEM;
 	}
 	t->cfg.kind = DSFS_SAMPLER_SEQUENTIAL; /* never asked: fixed */
+	t->start_cfg = t->cfg;
 	t->fixed = true;
 	t->cur.order = order;
 	t->cur.count = count;

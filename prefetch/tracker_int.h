@@ -129,13 +129,13 @@ struct dsfs_tracker {
 	uint64_t starts;	/* epochs found again (dsfs_tracker_adopt) */
 };
 
-/* The seen bitmap's bits. */
 /* Forget the votes for a switch. */
 static inline void votes_clear(struct dsfs_tracker *t)
 {
 	t->nvotes = t->nmaybe = 0;
 }
 
+/* The seen bitmap's bits. */
 static inline bool bit_get(const uint64_t *b, uint64_t i)
 {
 	return b[i / 64] >> (i % 64) & 1;

@@ -398,6 +398,18 @@ def check_torch_distributed(ck):
                     for drop in (False, True):
                         for rank in range(world):
                             distributed_one(ck, n, seed, e, world, rank, drop)
+    # A script's own torch.randperm(n, generator=manual_seed(seed + epoch))
+    # is world 1's order (dsfs.8, sampler=).
+    for n in NS:
+        for seed in TORCH_SEEDS:
+            for e in range(EPOCHS):
+                try:
+                    order = torch.randperm(n, generator=torch.Generator()
+                                           .manual_seed(seed + e)).tolist()
+                except RuntimeError:
+                    order = None
+                ck.expect("torch-distributed %d %d %d --world 1" % (seed, n, e),
+                          order, "torch.randperm(manual_seed(seed + epoch))")
 
 
 def distributed_one(ck, n, seed, e, world, rank, drop):
