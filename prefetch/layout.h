@@ -7,7 +7,7 @@
  *   imagefolder  torchvision.datasets.ImageFolder(DIR).samples order (or a
  *                DatasetFolder's, given its extensions)
  *   sorted       every regular file below DIR, Python sorted() order
- *   walk         every regular file below DIR, in os.walk() order: each
+ *   walk         every file os.walk(DIR) lists, in its order: each
  *                directory's files as it lists them, then its
  *                subdirectories' one by one (glob's "**", rglob)
  *   list         one path per line of a list file, in line order
@@ -148,9 +148,14 @@ int dsfs_layout_kind_parse(const char *name, enum dsfs_layout_kind *kind);
  * names->skip_hidden), ordered by the relative path as Python's sorted()
  * orders str; with names->suffix, only the files whose names end in one.
  *
- * walk: the same files, in the order os.walk(DIR) yields them: DIR's files
- * in the order its listing (getdents64) returns them, then each of its
- * subdirectories, in that order, walked so.  The mount lists a directory
+ * walk: the files os.walk(DIR) lists (followlinks=False), in its order:
+ * DIR's files in the order its listing (getdents64) returns them, then
+ * each of its subdirectories, in that order, walked so.  Its files are
+ * every entry but directories and symlinks to them (which are not
+ * entered): regular files, symlinks to files (resolved as imagefolder's,
+ * prefetched when inside SOURCE), broken symlinks and fifos (kept, never
+ * prefetched); hidden ones unless names->skip_hidden, and with
+ * names->suffix only those whose names end in one.  The mount lists a directory
  * in the same order as SOURCE, so a loader that builds its list by
  * os.walk, glob.glob with a recursive "**" pattern, or pathlib's rglob,
  * unsorted, reads these indices.

@@ -15,6 +15,9 @@
  * the root first, which also tells whether it is inside SOURCE.  A
  * directory's (dev, ino) is compared with those of its ancestors only (the
  * current path), which is what stops symlink loops.
+ * walk lists what os.walk(followlinks=False) lists as files: symlinks to
+ * files too, resolved like imagefolder's; symlinked directories are not
+ * entered.
  * imagefolder keeps, per class, every directory's path and its image names in
  * a scratch arena, then sorts directories by whole path and names within each
  * (sorted(os.walk()) order) and appends the samples; sorted and walk
@@ -57,6 +60,7 @@ struct devino {
 struct walk {
 	struct dsfs_layout_ctx *c;
 	bool images;		/* imagefolder; else sorted or walk */
+	bool walk;		/* walk: os.walk's files, links too */
 	char path[PATH_MAX];	/* directory being listed, relative to DIR */
 	struct dsfs_strbuf names; /* scratch: dir paths, file and subdir names */
 	struct wdir *dirs;
@@ -219,11 +223,19 @@ static bool has_suffix(const struct walk *w, const char *name, size_t len)
 	}
 }
 
-/* One entry for sorted and walk: real directories and regular files,
- * without hidden names when skip_hidden. */
-static int sorted_entry(struct walk *w, int dfd, const struct dirent *de,
-			size_t plen)
+/*
+ * One entry for sorted and walk, hidden names left out when skip_hidden:
+ * a directory (not through a symlink) goes to pending.  sorted keeps
+ * regular files.  walk keeps what os.walk(followlinks=False) lists among a
+ * directory's files, all but symlinks to directories (which are not
+ * entered): regular files, symlinks to files (resolved beneath the root,
+ * prefetched when inside), broken ones and fifos (never prefetched).
+ * Both only with a kept name (suffix=).
+ */
+static int tree_entry(struct walk *w, int dfd, const struct dirent *de,
+		      size_t plen)
 {
+	struct dsfs_layout *l = w->c->l;
 	size_t nlen = strlen(de->d_name);
 	unsigned char type = de->d_type;
 	uint64_t sf = DSFS_LAYOUT_PENDING;
@@ -233,15 +245,26 @@ static int sorted_entry(struct walk *w, int dfd, const struct dirent *de,
 		return 0;
 	if (type == DT_UNKNOWN) {
 		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
-			return 0;
+			return 0;	/* gone since the listing */
 		type = IFTODT(st.st_mode);
-		sf = dsfs_layout_sizeflag(w->c->l, &st, true);
+		sf = dsfs_layout_sizeflag(l, &st, true);
 	}
 	if (type == DT_DIR)
 		return add_pending(w, de->d_name, nlen);
-	if (type != DT_REG || !has_suffix(w, de->d_name, nlen))
+	if (type != DT_REG && !w->walk)
 		return 0;
-	return dsfs_layout_add(w->c->l, w->path, plen, de->d_name, nlen, sf);
+	if (type == DT_LNK) {
+		l->info.links++;
+		if (!fstatat(dfd, de->d_name, &st, 0) && S_ISDIR(st.st_mode))
+			return 0;
+	}
+	if (!has_suffix(w, de->d_name, nlen))
+		return 0;
+	if (type == DT_LNK)
+		sf = link_sizeflag(w, de->d_name, plen);
+	else if (type != DT_REG)
+		sf = 0, l->info.not_regular++;
+	return dsfs_layout_add(l, w->path, plen, de->d_name, nlen, sf);
 }
 
 /* Reads every entry of fd (consumed).  0, WALK_SKIP or -errno (fatal). */
@@ -267,7 +290,7 @@ static int list_dir(struct walk *w, int fd, size_t plen, bool outside)
 		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
 			continue;
 		err = w->images ? image_entry(w, fd, de, plen, outside) :
-				  sorted_entry(w, fd, de, plen);
+				  tree_entry(w, fd, de, plen);
 		if (err)
 			break;
 	}
@@ -533,6 +556,7 @@ int dsfs_layout_build_walk(struct dsfs_layout_ctx *c,
 		return -ENOMEM;
 	w->c = c;
 	w->images = kind == DSFS_LAYOUT_IMAGEFOLDER;
+	w->walk = kind == DSFS_LAYOUT_WALK;
 	if (w->images) {
 		err = walk_classes(w);
 	} else {

@@ -210,7 +210,8 @@ unmount_dsfs "$MNT"
 # A script's own Dataset over glob.glob(root + "/**/*.jpg", recursive=True),
 # unsorted: the directories' listing order, which on XFS is the order the
 # files were made (here at random, so not sorted order), hidden names left
-# out.  layout=walk,suffix=.jpg,hidden=skip lists the same.
+# out, links to files in.  layout=walk,suffix=.jpg,hidden=skip lists the
+# same.
 say "a Dataset over glob's unsorted list of *.jpg, 2 epochs"
 wtotal=$("$PY" - "$SRC/walk" <<'PYEOF'
 import glob, os, random, sys
@@ -226,8 +227,12 @@ for n in names:
     with open(os.path.join(root, n), "wb") as f:
         f.write(data)
     total += len(data) if n.endswith(".jpg") and "/." not in "/" + n else 0
+for i in range(3):  # links to files are among a directory's files
+    target = sorted(n for n in names if n.startswith("d2/s"))[i]
+    os.symlink(os.path.join("..", target), os.path.join(root, "d1/alias%d.jpg" % i))
+    total += os.path.getsize(os.path.join(root, target))
 found = glob.glob(os.path.join(root, "**", "*.jpg"), recursive=True)
-assert len(found) == 601 and found != sorted(found), "glob's list is sorted"
+assert len(found) == 604 and found != sorted(found), "glob's list is sorted"
 print(total)
 PYEOF
 ) || fail "cannot make the tree"
