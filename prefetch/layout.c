@@ -565,57 +565,67 @@ static int open_dataset(struct dsfs_layout_ctx *c)
 #define MAX_EXTENSIONS 64
 #define MAX_EXTENSIONS_LEN 1023
 
-/* One suffix, ext[0..len), of the option opt (extensions or suffix):
- * capitals only in suffix=. */
-static int suffix_check(const char *opt, const char *ext, size_t len,
-			char *why, size_t whylen)
+/* The two options that list suffixes: extensions= (imagefolder, compared
+ * lower-cased: capitals would match nothing) and suffix= (as given). */
+struct suffix_opt {
+	const char *name, *one, *plural, *example;
+	bool lower;
+};
+
+static const struct suffix_opt extensions_opt = {
+	"extensions", "extension", "extensions", ".npy:.wav", true
+};
+static const struct suffix_opt suffix_opt = {
+	"suffix", "suffix", "suffixes", ".jpg:.JPEG", false
+};
+
+/* One suffix of option o, ext[0..len). */
+static int suffix_check(const struct suffix_opt *o, const char *ext,
+			size_t len, char *why, size_t whylen)
 {
-	bool lower = !strcmp(opt, "extensions");
 	char q[64];
 	size_t i;
 
 	dsfs_layout_quote(q, sizeof(q), ext, len);
 	for (i = 0; i < len; i++) {
-		if (lower && ext[i] >= 'A' && ext[i] <= 'Z') {
+		if (o->lower && ext[i] >= 'A' && ext[i] <= 'Z') {
 			snprintf(why, whylen, "extensions=: '%s' has capitals: torchvision compares lower-cased file names with the extensions as given, so it would match no file; give it in lower case, which matches every case",
 				 q);
 			return -EINVAL;
 		}
 		if (ext[i] < 0x20 || ext[i] > 0x7e || ext[i] == '/') {
 			snprintf(why, whylen, "%s=: '%s': give printable ASCII without '/', and separate %s with ':'",
-				 opt, q, lower ? "extensions" : "suffixes");
+				 o->name, q, o->plural);
 			return -EINVAL;
 		}
 	}
 	if (!len)
 		snprintf(why, whylen, "%s=: an empty %s; give suffixes separated by ':', such as %s",
-			 opt, lower ? "extension" : "suffix",
-			 lower ? ".npy:.wav" : ".jpg:.JPEG");
+			 o->name, o->one, o->example);
 	return len ? 0 : -EINVAL;
 }
 
-/* extensions= or suffix= (opt): its suffixes, each checked. */
-static int suffixes_check(const char *opt, const char *list, char *why,
-			  size_t whylen)
+/* Option o's list of suffixes, each checked. */
+static int suffixes_check(const struct suffix_opt *o, const char *list,
+			  char *why, size_t whylen)
 {
 	const char *p = list, *end;
 	unsigned n = 0;
 	int err;
 
 	if (strlen(list) > MAX_EXTENSIONS_LEN) {
-		snprintf(why, whylen, "%s=: longer than %d bytes", opt,
+		snprintf(why, whylen, "%s=: longer than %d bytes", o->name,
 			 MAX_EXTENSIONS_LEN);
 		return -EINVAL;
 	}
 	for (;; p = end + 1) {
 		end = strchrnul(p, ':');
-		err = suffix_check(opt, p, (size_t)(end - p), why, whylen);
+		err = suffix_check(o, p, (size_t)(end - p), why, whylen);
 		if (err)
 			return err;
 		if (++n > MAX_EXTENSIONS) {
-			snprintf(why, whylen, "%s=: more than %d %s", opt,
-				 MAX_EXTENSIONS,
-				 strcmp(opt, "suffix") ? opt : "suffixes");
+			snprintf(why, whylen, "%s=: more than %d %s", o->name,
+				 MAX_EXTENSIONS, o->plural);
 			return -EINVAL;
 		}
 		if (!*end)
@@ -626,12 +636,12 @@ static int suffixes_check(const char *opt, const char *list, char *why,
 int dsfs_layout_extensions_check(const char *extensions, char *why,
 				 size_t whylen)
 {
-	return suffixes_check("extensions", extensions, why, whylen);
+	return suffixes_check(&extensions_opt, extensions, why, whylen);
 }
 
 int dsfs_layout_suffix_check(const char *suffix, char *why, size_t whylen)
 {
-	return suffixes_check("suffix", suffix, why, whylen);
+	return suffixes_check(&suffix_opt, suffix, why, whylen);
 }
 
 /* The names options that apply to kind, checked.  0 or -EINVAL. */

@@ -105,15 +105,22 @@ static bool ends_in(const char *name, size_t len, const char *ext,
 	return true;
 }
 
-/* Whether a file name is a sample's: it ends in one of the extensions
- * (':'-separated, checked by dsfs_layout_extensions_check). */
-static bool is_sample(const struct walk *w, const char *name, size_t len)
+/*
+ * Whether name[0..len) ends in one of the ':'-separated suffixes of list:
+ * lower-cased as ends_in() compares (imagefolder's extensions), or as
+ * given (suffix=).  Both lists are checked by layout.c.
+ */
+static bool ends_in_one(const char *list, bool fold, const char *name,
+			size_t len)
 {
-	const char *p = w->c->extensions, *end;
+	const char *p = list, *end;
+	size_t n;
 
 	for (;; p = end + 1) {
 		end = strchrnul(p, ':');
-		if (ends_in(name, len, p, (size_t)(end - p)))
+		n = (size_t)(end - p);
+		if (fold ? ends_in(name, len, p, n) :
+			   n <= len && !memcmp(name + len - n, p, n))
 			return true;
 		if (!*end)
 			return false;
@@ -153,7 +160,7 @@ static uint64_t link_sizeflag(struct walk *w, const char *name, size_t plen)
 /*
  * One entry as os.walk(followlinks=True) sees it: a directory (symlinks
  * followed; a failing stat means "not a directory") goes to pending; any
- * other entry with a sample's name (is_sample) becomes a file of the
+ * other entry with a sample's name (ends_in_one) becomes a file of the
  * current directory.
  */
 static int image_entry(struct walk *w, int dfd, const struct dirent *de,
@@ -180,7 +187,7 @@ static int image_entry(struct walk *w, int dfd, const struct dirent *de,
 		type = DT_DIR;
 	if (type == DT_DIR)
 		return add_pending(w, de->d_name, nlen);
-	if (!is_sample(w, de->d_name, nlen))
+	if (!ends_in_one(w->c->extensions, true, de->d_name, nlen))
 		return 0;
 	if (outside) {
 		l->info.outside++;
@@ -203,24 +210,6 @@ static int image_entry(struct walk *w, int dfd, const struct dirent *de,
 		return err;
 	w->files[w->nfiles++] = (struct wfile){ sf, off, (uint32_t)nlen };
 	return 0;
-}
-
-/* Whether a regular file's name is kept by suffix= (as given, exactly). */
-static bool has_suffix(const struct walk *w, const char *name, size_t len)
-{
-	const char *p = w->c->suffix, *end;
-	size_t slen;
-
-	if (!p)
-		return true;
-	for (;; p = end + 1) {
-		end = strchrnul(p, ':');
-		slen = (size_t)(end - p);
-		if (slen <= len && !memcmp(name + len - slen, p, slen))
-			return true;
-		if (!*end)
-			return false;
-	}
 }
 
 /*
@@ -258,7 +247,8 @@ static int tree_entry(struct walk *w, int dfd, const struct dirent *de,
 		if (!fstatat(dfd, de->d_name, &st, 0) && S_ISDIR(st.st_mode))
 			return 0;
 	}
-	if (!has_suffix(w, de->d_name, nlen))
+	if (w->c->suffix &&
+	    !ends_in_one(w->c->suffix, false, de->d_name, nlen))
 		return 0;
 	if (type == DT_LNK)
 		sf = link_sizeflag(w, de->d_name, plen);

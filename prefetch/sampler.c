@@ -206,6 +206,15 @@ bool dsfs_sampler_cuttable(const struct dsfs_sampler_cfg *cfg, uint64_t n)
 	       dsfs_sampler_count(cfg, n) == n;
 }
 
+/* Whether cfg's epochs cut fit epoch: none, or at most that many of a
+ * sampler that can be cut. */
+static bool cuts_fit(const struct dsfs_sampler_cfg *cfg, uint64_t n,
+		     uint64_t epoch)
+{
+	return !cfg->cut_epochs ||
+	       (cfg->cut_epochs <= epoch && dsfs_sampler_cuttable(cfg, n));
+}
+
 int dsfs_sampler_torch_skip(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 			    uint64_t epoch, uint64_t *skip)
 {
@@ -221,8 +230,7 @@ int dsfs_sampler_torch_skip(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 	if (__builtin_mul_overflow(epoch, per_epoch, &s) ||
 	    __builtin_add_overflow(s, base_seed ? 2 : 0, &s))
 		return -EOVERFLOW;
-	if (cfg->cut_epochs && (cfg->cut_epochs > epoch ||
-				!dsfs_sampler_cuttable(cfg, n)))
+	if (!cuts_fit(cfg, n, epoch))
 		return -EINVAL;
 	s -= cfg->cut_epochs * (uint64_t)(n - 1); /* <= epoch's randperms */
 	*skip = s;
@@ -464,8 +472,6 @@ static int order_args(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 		return -EINVAL;
 	if (cfg->num_samples > DSFS_SAMPLER_MAX_N)
 		return -EINVAL;
-	if (cfg->cut_epochs && !dsfs_sampler_cuttable(cfg, n))
-		return -EINVAL;
 	return 0;
 }
 
@@ -479,7 +485,7 @@ int dsfs_sampler_order(const struct dsfs_sampler_cfg *cfg, uint64_t n,
 	int ret;
 
 	ret = order_args(cfg, n, rank);
-	if (!ret && cfg->cut_epochs > epoch)
+	if (!ret && !cuts_fit(cfg, n, epoch))
 		ret = -EINVAL;
 	if (!ret)
 		ret = dsfs_sampler_check_epoch(cfg, epoch, NULL, 0);
