@@ -144,8 +144,9 @@ static void usage(const char *prog)
 	       "    -o epoch=auto|N        the epoch the loader is in (default auto)\n"
 	       "    -o layout=NAME         imagefolder, sorted, walk (os.walk's\n"
 	       "                           order) or list (default imagefolder)\n"
-	       "    -o dataset=DIR         the dataset directory, relative to SOURCE\n"
-	       "                           (default .)\n"
+	       "    -o dataset=DIR[:DIR...]\n"
+	       "                           the dataset directory, relative to SOURCE\n"
+	       "                           (default .); several: a ConcatDataset\n"
 	       "    -o list=FILE           layout=list: one path per line\n"
 	       "    -o extensions=EXT[:EXT...]\n"
 	       "                           imagefolder: a DatasetFolder's\n"
@@ -448,7 +449,7 @@ static int validate_plan(struct dsfs_opts *o)
 	char why[512];
 
 	if (o->plan_opts.dataset) /* "train/" and "./train" name "train" */
-		dsfs_parse_tidy_path(o->plan_opts.dataset);
+		dsfs_parse_tidy_paths(o->plan_opts.dataset);
 	if (dsfs_plan_cfg_parse(&o->plan_opts, &o->plan, why, sizeof(why))) {
 		fprintf(stderr, "dsfs: %s\n", why);
 		return -1;
@@ -739,7 +740,7 @@ int dsfs_opts_parse_plan_cmd(const char *cmd, struct dsfs_plan_opts *plan,
 		*plan = c.o.plan_opts;
 		memset(&c.o.plan_opts, 0, sizeof(c.o.plan_opts));
 		if (plan->dataset)
-			dsfs_parse_tidy_path(plan->dataset);
+			dsfs_parse_tidy_paths(plan->dataset);
 	}
 	fuse_opt_free_args(&args);
 	dsfs_opts_free(&c.o);

@@ -304,7 +304,7 @@ int dsfs_warm_start(struct dsfs_fs *fs, struct dsfs_warm **out)
 		recs_alloc(w, n < WARM_RECS_MAX ? n : WARM_RECS_MAX);
 	w->scan.layout = fs->layout;
 	w->scan.root_fd = fs->root_fd;
-	w->scan.dir = fs->opts.plan.dataset;
+	w->scan.dir = fs->opts.plan.dir;
 	w->scan.chunk = WARM_CHUNK;
 	w->scan.visit = warm_visit;
 	w->scan.arg = w;

@@ -156,3 +156,24 @@ void dsfs_parse_tidy_path(char *s)
 		*out++ = '.';
 	*out = '\0';
 }
+
+void dsfs_parse_tidy_paths(char *s)
+{
+	char *out = s, *p = s, *end;
+	size_t n;
+	bool last;
+
+	for (;; p = end + 1) {
+		end = strchrnul(p, ':');
+		last = !*end;
+		*end = '\0';
+		dsfs_parse_tidy_path(p); /* in place: never longer */
+		n = strlen(p);
+		memmove(out, p, n);
+		out += n;
+		if (last)
+			break;
+		*out++ = ':';
+	}
+	*out = '\0';
+}

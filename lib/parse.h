@@ -43,5 +43,8 @@ int dsfs_parse_refuse(char *why, size_t whylen, const char *fmt, ...)
  * "."); ".." is kept for the caller to judge.  An empty s stays empty.
  */
 void dsfs_parse_tidy_path(char *s);
+/* The same for each of the ':'-separated paths in s (an empty one stays
+ * empty). */
+void dsfs_parse_tidy_paths(char *s);
 
 #endif

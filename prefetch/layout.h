@@ -223,6 +223,21 @@ int dsfs_layout_build_quick(int root_fd, const char *dataset_rel,
 int dsfs_layout_select(const struct dsfs_layout *l, const uint32_t *idx,
 		       uint64_t count, struct dsfs_layout **out);
 
+/*
+ * The samples of the n layouts parts, one after another, as torch's
+ * ConcatDataset indexes them: sample i of parts[k] is the result's
+ * (samples of parts before k) + i, its path dirs[k] + "/" + its path
+ * (parts[k]'s DIR relative to SOURCE; "." adds nothing), so that the
+ * result's paths are relative to SOURCE (look them up with dir ".").
+ * Sizes (pending ones stay pending) and aliases kept; the kind of
+ * parts[0]; the parts' infos added up (duplicates and aliases counted
+ * anew: a file in two parts is a duplicate).  The parts are only read.
+ * 0 and *out, -ENOMEM, or -EFBIG past the caps.  O(samples + path bytes).
+ */
+int dsfs_layout_concat(const struct dsfs_layout *const *parts,
+		       const char *const *dirs, unsigned n,
+		       struct dsfs_layout **out);
+
 void dsfs_layout_free(struct dsfs_layout *layout);
 
 uint64_t dsfs_layout_count(const struct dsfs_layout *layout);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,10 +120,58 @@ static int parse_distributed(const struct dsfs_plan_opts *o,
 	return parse_ranks(o, c, why, whylen);
 }
 
+/* Whether the directory d[0..len) is relative to SOURCE and stays below
+ * it: not empty, not absolute, no ".." component. */
+static bool dir_below(const char *d, size_t len)
+{
+	const char *p = d, *end = d + len, *slash;
+
+	if (!len || *d == '/')
+		return false;
+	for (; p < end; p = slash + 1) {
+		slash = memchr(p, '/', (size_t)(end - p));
+		if (!slash)
+			slash = end;
+		if (slash - p == 2 && p[0] == '.' && p[1] == '.')
+			return false;
+	}
+	return true;
+}
+
+/* dataset=: a directory, or several with ':' between (a ConcatDataset). */
+static int parse_datasets(const char *d, struct dsfs_plan_cfg *c,
+			  char *why, size_t whylen)
+{
+	const char *p = d, *end;
+	uint32_t n = 0;
+
+	for (;; p = end + 1) {
+		end = strchrnul(p, ':');
+		if (!dir_below(p, (size_t)(end - p)) && !strchr(d, ':'))
+			return dsfs_parse_refuse(why, whylen, "dataset=%s: give a directory relative to SOURCE, without ..",
+						 d);
+		if (end == p)
+			return dsfs_parse_refuse(why, whylen, "dataset=%s: an empty directory name; give directories relative to SOURCE with one ':' between each two (a ConcatDataset of them)",
+						 d);
+		if (!dir_below(p, (size_t)(end - p)))
+			return dsfs_parse_refuse(why, whylen, "dataset=%s: '%.*s': give directories relative to SOURCE, without .., with ':' between (a ConcatDataset of them)",
+						 d, (int)(end - p), p);
+		if (++n > DSFS_PLAN_DATASETS_MAX)
+			return dsfs_parse_refuse(why, whylen, "dataset=: more than %u directories (a ConcatDataset of them)",
+						 DSFS_PLAN_DATASETS_MAX);
+		if (!*end)
+			break;
+	}
+	c->dataset = d;
+	c->ndatasets = n;
+	c->dir = n > 1 ? "." : d;
+	return 0;
+}
+
 static int parse_layout(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 			char *why, size_t whylen)
 {
-	const char *d = o->dataset ? o->dataset : ".";
+	int err;
 
 	c->layout = DSFS_LAYOUT_IMAGEFOLDER;
 	if (o->layout && dsfs_layout_kind_parse(o->layout, &c->layout))
@@ -134,11 +183,12 @@ static int parse_layout(const struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 		return dsfs_parse_refuse(why, whylen, "list= applies only to layout=list");
 	if (o->list && o->list[0] != '/')
 		return dsfs_parse_refuse(why, whylen, "list=%s: give an absolute path", o->list);
-	if (!d[0] || d[0] == '/' || !strcmp(d, "..") || !strncmp(d, "../", 3) ||
-	    strstr(d, "/../") || (strlen(d) >= 3 && !strcmp(d + strlen(d) - 3, "/..")))
-		return dsfs_parse_refuse(why, whylen, "dataset=%s: give a directory relative to SOURCE, without ..",
-					 d);
-	c->dataset = d;
+	err = parse_datasets(o->dataset ? o->dataset : ".", c, why, whylen);
+	if (err)
+		return err;
+	if (c->ndatasets > 1 && c->layout == DSFS_LAYOUT_LIST)
+		return dsfs_parse_refuse(why, whylen, "dataset=%s: layout=list takes one dataset directory; write the files of all of them into the list, relative to a directory above them",
+					 c->dataset);
 	c->list = o->list;
 	c->names.extensions = o->extensions;
 	c->names.suffix = o->suffix;
@@ -512,28 +562,28 @@ char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *c)
 	return buf;
 }
 
-/* Why a listing gave no samples: the loader's dataset class would refuse
- * it.  -ENOENT. */
-static int no_samples(const struct dsfs_plan_cfg *cfg, char *why,
-		      size_t whylen)
+/* Why the listing of what ("dataset=train", or a part of several) gave
+ * no samples: the loader's dataset class would refuse it.  -ENOENT. */
+static int no_samples(const struct dsfs_plan_cfg *cfg, const char *what,
+		      char *why, size_t whylen)
 {
 	const char *ext = cfg->names.extensions, *suffix = cfg->names.suffix;
 
 	if (cfg->layout == DSFS_LAYOUT_IMAGEFOLDER && ext)
-		snprintf(why, whylen, "dataset=%s: no samples for layout=imagefolder,extensions=%s: no class directory holds a file ending in one of them (torchvision's DatasetFolder raises FileNotFoundError here)",
-			 cfg->dataset, ext);
+		snprintf(why, whylen, "%s: no samples for layout=imagefolder,extensions=%s: no class directory holds a file ending in one of them (torchvision's DatasetFolder raises FileNotFoundError here)",
+			 what, ext);
 	else if (cfg->layout == DSFS_LAYOUT_IMAGEFOLDER)
-		snprintf(why, whylen, "dataset=%s: no samples for layout=imagefolder: no class directory holds a file with an image extension (torchvision's ImageFolder raises FileNotFoundError here)",
-			 cfg->dataset);
+		snprintf(why, whylen, "%s: no samples for layout=imagefolder: no class directory holds a file with an image extension (torchvision's ImageFolder raises FileNotFoundError here)",
+			 what);
 	else if (suffix || cfg->names.skip_hidden)
-		snprintf(why, whylen, "dataset=%s: no samples for layout=%s: no regular file%s%s%s",
-			 cfg->dataset, dsfs_layout_kind_name(cfg->layout),
+		snprintf(why, whylen, "%s: no samples for layout=%s: no regular file%s%s%s",
+			 what, dsfs_layout_kind_name(cfg->layout),
 			 suffix ? " ending in one of suffix=" : "",
 			 suffix ? suffix : "",
 			 cfg->names.skip_hidden ? " outside hidden names" : "");
 	else
-		snprintf(why, whylen, "dataset=%s: no samples for layout=%s",
-			 cfg->dataset, dsfs_layout_kind_name(cfg->layout));
+		snprintf(why, whylen, "%s: no samples for layout=%s",
+			 what, dsfs_layout_kind_name(cfg->layout));
 	return -ENOENT;
 }
 
@@ -562,22 +612,80 @@ static int split_layout(const struct dsfs_plan_cfg *cfg,
 	return err;
 }
 
+/* The layout of the dataset directory dir, refused without samples (what
+ * names it in the message). */
+static int build_dir(const struct dsfs_plan_cfg *cfg, int root_fd,
+		     bool quick, const char *dir, const char *what,
+		     struct dsfs_layout **l, char *why, size_t whylen)
+{
+	int err = (quick ? dsfs_layout_build_quick : dsfs_layout_build)(
+		root_fd, dir, cfg->layout, cfg->list, &cfg->names, l, why,
+		whylen);
+
+	if (err || dsfs_layout_count(*l))
+		return err;
+	dsfs_layout_free(*l);
+	*l = NULL;
+	return no_samples(cfg, what, why, whylen);
+}
+
+/* The ConcatDataset of the dataset directories, each listed as one. */
+static int build_concat(const struct dsfs_plan_cfg *cfg, int root_fd,
+			bool quick, struct dsfs_layout **l, char *why,
+			size_t whylen)
+{
+	struct dsfs_layout **parts = calloc(cfg->ndatasets, sizeof(*parts));
+	char **dirs = calloc(cfg->ndatasets, sizeof(*dirs));
+	const char *p = cfg->dataset, *end;
+	char what[PATH_MAX + 64];
+	uint32_t k, n = 0;
+	int err = parts && dirs ? 0 : -ENOMEM;
+
+	for (; !err && n < cfg->ndatasets; p = end + 1, n++) {
+		end = strchrnul(p, ':');
+		dirs[n] = strndup(p, (size_t)(end - p));
+		if (!dirs[n]) {
+			err = -ENOMEM;
+			break;
+		}
+		snprintf(what, sizeof(what), "dataset=%s: %s", cfg->dataset,
+			 dirs[n]);
+		err = build_dir(cfg, root_fd, quick, dirs[n], what, &parts[n],
+				why, whylen);
+	}
+	if (!err)
+		err = dsfs_layout_concat(
+			(const struct dsfs_layout *const *)parts,
+			(const char *const *)dirs, n, l);
+	if (err == -ENOMEM || err == -EFBIG)
+		snprintf(why, whylen, "dataset=%s: %s", cfg->dataset,
+			 err == -ENOMEM ? "out of memory" :
+			 "more than 2^32 - 2 samples or 4 GiB of paths in all");
+	for (k = 0; k < n; k++) {
+		dsfs_layout_free(parts[k]);
+		free(dirs[k]);
+	}
+	free(parts);
+	free(dirs);
+	return err;
+}
+
 int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
 		     struct dsfs_layout **out, char *why, size_t whylen)
 {
-	struct dsfs_layout *l;
+	struct dsfs_layout *l = NULL;
+	char what[PATH_MAX + 16];
 	double *weights;
-	int err = (quick ? dsfs_layout_build_quick : dsfs_layout_build)(
-		root_fd, cfg->dataset, cfg->layout, cfg->list, &cfg->names, &l,
-		why, whylen);
+	int err;
 
 	*out = NULL;
+	snprintf(what, sizeof(what), "dataset=%s", cfg->dataset);
+	err = cfg->ndatasets > 1 ?
+		      build_concat(cfg, root_fd, quick, &l, why, whylen) :
+		      build_dir(cfg, root_fd, quick, cfg->dataset, what, &l,
+				why, whylen);
 	if (err)
 		return err;
-	if (!dsfs_layout_count(l)) {
-		dsfs_layout_free(l);
-		return no_samples(cfg, why, whylen);
-	}
 	if (cfg->split.nparts && (err = split_layout(cfg, &l, why, whylen)))
 		return err;
 	if (cfg->weights) {

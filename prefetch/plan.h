@@ -21,6 +21,9 @@
 #include "sampler.h"
 #include "split.h"
 
+/* dataset=: at most this many directories (a ConcatDataset of them). */
+#define DSFS_PLAN_DATASETS_MAX 256
+
 /* Option values as given (NULL: not given).  Flags are ints for fuse_opt. */
 struct dsfs_plan_opts {
 	char *sampler, *seed, *epoch, *layout, *dataset, *list, *extensions;
@@ -35,7 +38,11 @@ struct dsfs_plan_opts {
 struct dsfs_plan_cfg {
 	struct dsfs_sampler_cfg sampler;	/* kind NONE: no plan */
 	enum dsfs_layout_kind layout;
-	const char *dataset;	/* relative to SOURCE; "." by default */
+	const char *dataset;	/* relative to SOURCE; "." by default; or
+				   several, ':' between (ConcatDataset) */
+	uint32_t ndatasets;	/* how many */
+	const char *dir;	/* what the layout's paths are relative to:
+				   dataset, or "." (SOURCE) for several */
 	const char *list;	/* layout=list: absolute path */
 	/* Names kept: a DatasetFolder's extensions (imagefolder); suffix=
 	 * and hidden=skip (sorted, walk).  Pointers into the options. */

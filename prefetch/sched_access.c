@@ -683,7 +683,7 @@ int dsfs_sched_sample_of(const struct dsfs_sched *s, const char *path,
 			 uint64_t *idx, bool *linked)
 {
 	*linked = false;
-	if (!dsfs_layout_lookup_in(s->cfg.layout, s->cfg.plan->dataset, path,
+	if (!dsfs_layout_lookup_in(s->cfg.layout, s->cfg.plan->dir, path,
 				   idx))
 		return 0;
 	/* A sample opened through a symlink shows its target's path. */

@@ -201,7 +201,7 @@ int dsfs_sched_sample_path(const struct dsfs_sched *s, uint64_t idx,
 
 	n = alias ? snprintf(path, PATH_MAX, "%s", alias)
 	    : s->prefix_len ? snprintf(path, PATH_MAX, "%s/%s",
-				       s->cfg.plan->dataset, rel)
+				       s->cfg.plan->dir, rel)
 			    : snprintf(path, PATH_MAX, "%s", rel);
 	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }

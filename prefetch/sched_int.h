@@ -74,7 +74,7 @@ struct dsfs_sched {
 	 * when the thread has a batch worth of work: a wake-up per sample
 	 * cost more CPU than the fetch itself (see wake_worth_locked). */
 	bool idle, full;
-	size_t prefix_len;		/* strlen(dataset "/"), 0 for "." */
+	size_t prefix_len;		/* strlen(plan dir "/"), 0 for "." */
 	uint64_t prefetch_bytes;	/* relaxed atomic */
 	uint64_t prefetch_errors;	/* relaxed atomic */
 	uint64_t sample_opens;		/* relaxed atomic */

@@ -637,7 +637,7 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 	/* a listing keeps the weights of the plan it was made for */
 	s->sampler.weights = p->weights ? dsfs_layout_weights(cfg->layout)
 					: NULL;
-	s->prefix_len = strcmp(p->dataset, ".") ? strlen(p->dataset) + 1 : 0;
+	s->prefix_len = strcmp(p->dir, ".") ? strlen(p->dir) + 1 : 0;
 	s->readers.alive = dsfs_sched_pid_alive;
 	s->way = (struct dsfs_tracker_way){
 		.persistent_workers = p->sampler.persistent_workers,

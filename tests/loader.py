@@ -8,6 +8,7 @@ Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--weights FILE]
            [--no-set-epoch]
            [--subset-every K] [--extensions EXT[:EXT...] | --glob SUFFIX]
+           [--concat DIR[:DIR...]]
            [--split L0:L1[:...] --split-seed S [--split-part K]]
            [--barrier DIR --parties N] [--list FILE] [--source DIR]
            [--stats MNT FILE]
@@ -49,6 +50,8 @@ generator=G), FILE holding one weight a line, in the samples' order.
 given EXTS split at ':', rather than an ImageFolder.
 --glob SUFFIX: the data set is a script's own Dataset over the files
 glob.glob(ROOT + "/**/*" + SUFFIX, recursive=True) lists, unsorted.
+--concat D1:D2: the data set is ConcatDataset([ImageFolder(ROOT/D1),
+ImageFolder(ROOT/D2), ...]) (a DatasetFolder each, with --extensions).
 --split L0:L1 --split-seed S --split-part K: the data set is part K (0) of
 random_split(folder, [L0, L1], generator=torch.Generator().manual_seed(S)),
 each L a whole length or a fraction as Python reads it.
@@ -75,8 +78,9 @@ import time
 import warnings
 
 import torch
-from torch.utils.data import (DataLoader, Dataset, DistributedSampler,
-                              RandomSampler, SubsetRandomSampler,
+from torch.utils.data import (ConcatDataset, DataLoader, Dataset,
+                              DistributedSampler, RandomSampler,
+                              SubsetRandomSampler,
                               WeightedRandomSampler, random_split)
 from torchvision.datasets import DatasetFolder, ImageFolder
 
@@ -123,6 +127,21 @@ class Globbed(Dataset):
 
     def __getitem__(self, i):
         return read_bytes(self.samples[i][0]), 0
+
+
+class Concat(Dataset):
+    """torch's ConcatDataset of folders, with their samples attribute, one
+    after another (--list and --source use it)."""
+
+    def __init__(self, folders):
+        self.concat = ConcatDataset(folders)
+        self.samples = [s for f in folders for s in f.samples]
+
+    def __len__(self):
+        return len(self.concat)
+
+    def __getitem__(self, i):
+        return self.concat[i]
 
 
 class Part(Dataset):
@@ -201,6 +220,7 @@ def parse_args(argv=None):
     ap.add_argument("--weights")
     ap.add_argument("--extensions")
     ap.add_argument("--glob")
+    ap.add_argument("--concat")
     ap.add_argument("--split")
     ap.add_argument("--split-seed", type=int, default=0)
     ap.add_argument("--split-part", type=int, default=0)
@@ -337,6 +357,14 @@ def check_source(a, ds, digests):
     print("verified %d files against %s" % (len(digests), a.source))
 
 
+def make_folder(a, root):
+    """An ImageFolder of root, or a DatasetFolder given --extensions."""
+    if a.extensions:
+        return DatasetFolder(root, loader=read_bytes,
+                             extensions=tuple(a.extensions.split(":")))
+    return ImageFolder(root, loader=read_bytes)
+
+
 def main():
     a = parse_args()
     if a.find_seed:
@@ -344,11 +372,12 @@ def main():
         return
     if a.glob:
         folder = Globbed(os.path.abspath(a.root), a.glob)
-    elif a.extensions:
-        folder = DatasetFolder(os.path.abspath(a.root), loader=read_bytes,
-                               extensions=tuple(a.extensions.split(":")))
+    elif a.concat:
+        root = os.path.abspath(a.root)
+        folder = Concat([make_folder(a, os.path.join(root, d))
+                         for d in a.concat.split(":")])
     else:
-        folder = ImageFolder(os.path.abspath(a.root), loader=read_bytes)
+        folder = make_folder(a, os.path.abspath(a.root))
     if a.split:
         folder = Part(folder, a)
     ds = Indexed(folder)

@@ -146,6 +146,12 @@ bad "seeded_once applies only to sampler=python-shuffle" "$SRC" "$MNT" -o sample
 bad "inplace= needs a plan" "$SRC" "$MNT" -o inplace
 bad epoch=soon "$SRC" "$MNT" -o sampler=sequential,epoch=soon
 bad dataset=../up "$SRC" "$MNT" -o sampler=sequential,dataset=../up
+# Several dataset directories (a ConcatDataset), one of them bad.
+bad "dataset=.:../up: '../up': give directories relative to SOURCE, without .." "$SRC" "$MNT" -o sampler=sequential,dataset=.:../up
+bad "dataset=.::.: an empty directory name" "$SRC" "$MNT" -o sampler=sequential,dataset=.::.
+bad "dataset 'nope': No such file or directory" "$SRC" "$MNT" -o sampler=sequential,layout=sorted,dataset=.:nope
+bad "more than 256 directories" "$SRC" "$MNT" -o "sampler=sequential,layout=sorted,dataset=.$(printf ':.%.0s' {1..256})"
+bad "layout=list takes one dataset directory" "$SRC" "$MNT" -o sampler=sequential,layout=list,list=/dev/null,dataset=.:.
 bad "sampler=auto works with seed=discover" "$SRC" "$MNT" -o sampler=auto,seed=5
 bad "seed=discover works with" "$SRC" "$MNT" -o sampler=python-shuffle,seed=discover
 bad "first local rank must be at most 226" "$SRC" "$MNT" \

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program), and a shuffled loader's epochs after one it left early (one permutation fewer drawn); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list; a WeightedRandomSampler, given its weights; a RandomSampler(num_samples=) on a mount not told so, whose epochs' length dsfs learns; a DistributedSampler without set_epoch(), which the lost plan's warning names; a DatasetFolder given extensions, mounted with extensions=; a random_split part, mounted with split=; and a script's own Dataset over glob's unsorted list, mounted with layout=walk.
+# t-loader: a real torch DataLoader (ImageFolder, 2 workers, shuffle with a seeded generator) reading 3 cold epochs through a cache half the data's size is prefetched in its order: hits >= 95%, mispredictions <= 1%, epoch 2 reported, every byte right; so is a DistributedSampler's epoch that starts at once after the one before was cut short (its non-persistent workers end, and the new ones are not taken for another program), and a shuffled loader's epochs after one it left early (one permutation fewer drawn); a loader with persistent workers on a mount not told so is found drawn that way and followed from then on; a RandomSampler(num_samples=) whose epochs are shorter than the data set is followed with num_samples= given; one drawing with replacement (repeats within an epoch); and a SubsetRandomSampler, given the subset's files as a list; a WeightedRandomSampler, given its weights; a RandomSampler(num_samples=) on a mount not told so, whose epochs' length dsfs learns; a DistributedSampler without set_epoch(), which the lost plan's warning names; a DatasetFolder given extensions, mounted with extensions=; a random_split part, mounted with split=; a script's own Dataset over glob's unsorted list, mounted with layout=walk; and a ConcatDataset of two ImageFolders, mounted with dataset=A:B.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -243,4 +243,21 @@ mount_dsfs "$SRC" "$MNT" -o "cache_size=$((wtotal / 2 >> 20))M,hugepages=off,sam
 	"$MNT/walk" || fail "the loader failed"
 check_plan_stats "$MNT" 1 $((wtotal * 2)) ||
 	fail "the order of glob's list was not followed"
+unmount_dsfs "$MNT"
+
+# torch's ConcatDataset of two ImageFolders, the first tree and the glob
+# tree above (hidden class and files, links to files), mounted with
+# dataset=train:walk: its indices run through the first, then the second.
+say "a ConcatDataset of two ImageFolders, 2 epochs"
+ctotal=$("$PY" -c '
+import os, sys
+from torchvision.datasets import ImageFolder
+print(sum(os.path.getsize(p) for d in sys.argv[1:] for p, _ in ImageFolder(d).samples))
+' "$SRC/train" "$SRC/walk") || fail "cannot size the ConcatDataset"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=$((ctotal / 2 >> 20))M,hugepages=off,sampler=torch-random,seed=37,dataset=train:walk"
+"$PY" "$srcdir/loader.py" --mode torch-random --seed 37 --first 0 --last 1 \
+	--concat train:walk --drop-caches --sleep-ms 5 --source "$SRC" "$MNT" ||
+	fail "the loader failed"
+check_plan_stats "$MNT" 1 $((ctotal * 2)) ||
+	fail "the ConcatDataset's order was not followed"
 unmount_dsfs "$MNT"

@@ -125,12 +125,21 @@ for epoch in range(3):
 emit("sampler=sequential", range(n))
 PYEOF
 
-cases=0
-while IFS=$'\t' read -r args want; do
-	got=$("$DSFS" --print-plan "$T" -o "dataset=train,$args" | paste -sd $'\x1f')
-	[[ $got == "$want" ]] || fail "--print-plan -o $args: got [${got//$'\x1f'/ }], want [${want//$'\x1f'/ }]"
-	cases=$((cases + 1))
-done <"$WORK/expected"
+# compare_orders FILE [OPTS]: each line of FILE, "ARGS<TAB>path<US>path...",
+# is the order `dsfs --print-plan -o OPTSARGS` must print; sets cases to
+# the count of lines.
+compare_orders() {
+	local args want got
+
+	cases=0
+	while IFS=$'\t' read -r args want; do
+		got=$("$DSFS" --print-plan "$T" -o "${2:-}$args" | paste -sd $'\x1f')
+		[[ $got == "$want" ]] || fail "--print-plan -o ${2:-}$args: got [${got//$'\x1f'/ }], want [${want//$'\x1f'/ }]"
+		cases=$((cases + 1))
+	done <"$1"
+}
+
+compare_orders "$WORK/expected" dataset=train,
 ((cases >= 99)) || fail "only $cases cases ran (python produced too few)"
 say "$cases orders equal to the real libraries"
 
@@ -282,3 +291,64 @@ while IFS=$'\t' read -r args want; do
 done <"$WORK/split.expected"
 ((cases >= 50 && refused >= 1)) || fail "only $cases random_split cases ($refused refused) ran (python produced too few)"
 say "random_split: $cases orders of parts equal to torch's; $refused lengths refused by both"
+
+# torch's ConcatDataset of ImageFolders (dataset=A:B): a shuffled
+# DataLoader, a DistributedSampler's rank and a random_split part of it,
+# a data set given twice (every path a duplicate), one holding another
+# (SOURCE itself, "."), and a ConcatDataset of a script's sorted lists
+# (layout=sorted), against torch itself; the paths are relative to
+# SOURCE.
+mkdir -p "$T/extra/dog" "$T/extra/ant/sub"
+for f in dog/1.jpg dog/e.png ant/sub/q.jpg ant/r.JPG ant/s.txt; do
+	printf '%s' "$f" >"$T/extra/$f"
+done
+"$PY" - "$T" >"$WORK/concat.expected" <<'PYEOF'
+import os, sys, torch
+from torch.utils.data import (ConcatDataset, DataLoader, Dataset,
+                              DistributedSampler, random_split)
+from torchvision.datasets import ImageFolder
+top = sys.argv[1]
+
+class Sorted(Dataset):  # a script's sorted list of every regular file
+    def __init__(self, d):
+        self.samples = sorted(
+            (os.path.join(w, f) for w, _, fs in os.walk(d) for f in fs
+             if os.path.isfile(os.path.join(w, f))
+             and not os.path.islink(os.path.join(w, f))),
+            key=lambda p: os.path.relpath(p, d))
+    def __len__(self): return len(self.samples)
+    def __getitem__(self, i): return self.samples[i], 0
+
+def paths(ds, order):
+    return "\x1f".join(ds[i][0][len(top) + 1:] for i in order)
+
+def folder(d):
+    return ImageFolder(os.path.normpath(os.path.join(top, d)), loader=lambda p: p)
+
+for dirs, layout in ((["train", "extra"], ""), (["extra", "train", "extra"], ""),
+                     (["train", "extra"], ",layout=sorted"), ([".", "extra"], "")):
+    ds = ConcatDataset([Sorted(os.path.join(top, d)) if layout else folder(d)
+                        for d in dirs])
+    opt = "dataset=" + ":".join(dirs) + layout
+    print(f"sampler=sequential,{opt}\t" + paths(ds, range(len(ds))))
+    for seed in (0, 9):
+        g = torch.Generator(); g.manual_seed(seed)
+        dl = DataLoader(range(len(ds)), batch_size=None, shuffle=True, generator=g)
+        for epoch in range(2):
+            print(f"sampler=torch-random,seed={seed},epoch={epoch},{opt}\t" +
+                  paths(ds, [int(i) for i in dl]))
+    s = DistributedSampler(ds, num_replicas=2, rank=1, seed=4)
+    s.set_epoch(1)
+    print(f"sampler=torch-distributed,seed=4,world=2,rank=1,epoch=1,{opt}\t" +
+          paths(ds, list(s)))
+    part = random_split(ds, [0.7, 0.3], generator=torch.Generator().manual_seed(5))[1]
+    g = torch.Generator(); g.manual_seed(3)
+    dl = DataLoader(range(len(part)), batch_size=None, shuffle=True, generator=g)
+    print(f"sampler=torch-random,seed=3,split=0.7:0.3,split_seed=5,split_part=1,{opt}\t" +
+          paths(part, [int(i) for i in dl]))
+PYEOF
+compare_orders "$WORK/concat.expected"
+((cases == 28)) || fail "only $cases ConcatDataset cases ran (python produced too few)"
+grep -q $'^sampler=sequential,dataset=extra:train:extra\textra/ant/r.JPG\x1fextra/ant/sub/q.jpg\x1fextra/dog/1.jpg\x1fextra/dog/e.png\x1ftrain/' "$WORK/concat.expected" ||
+	fail "the expected ConcatDataset is not as the test meant: $(head -c 300 "$WORK/concat.expected")"
+say "ConcatDataset: $cases orders equal to torch's"

@@ -546,6 +546,82 @@ static int rm_one(const char *path, const struct stat *st, int flag,
 	return remove(path);
 }
 
+/*
+ * concat: torch's ConcatDataset of data/ (built quick: pending sizes),
+ * loops/ and data/ again: each part's samples in turn, below its
+ * directory, sizes pending or not as they were, aliases kept, the
+ * listings' counts added, data/'s second copy all duplicates (a lookup
+ * gives the first); "." adds no prefix.
+ */
+static void test_concat(void)
+{
+	const char *dirs[] = { "data", "loops", "data" }, *dot[] = { "." };
+	struct dsfs_layout *part[3] = { NULL }, *l = NULL;
+	const struct dsfs_layout_info *in;
+	char why[256], path[PATH_MAX];
+	uint64_t i, idx;
+	int fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	CHECK(fd >= 0);
+	CHECK(dsfs_layout_build_quick(fd, "data", DSFS_LAYOUT_IMAGEFOLDER,
+				      NULL, NULL, &part[0], why,
+				      sizeof(why)) == 0);
+	CHECK(dsfs_layout_build(fd, "loops", DSFS_LAYOUT_IMAGEFOLDER, NULL,
+				NULL, &part[1], why, sizeof(why)) == 0);
+	part[2] = part[0];
+	close(fd);
+	if (!part[0] || !part[1])
+		goto out;
+	CHECK(dsfs_layout_concat((const struct dsfs_layout *const *)part,
+				 dirs, 3, &l) == 0);
+	if (!l)
+		goto out;
+	CHECK(dsfs_layout_count(l) == 2 * NWANT + 1);
+	CHECK(dsfs_layout_kind(l) == DSFS_LAYOUT_IMAGEFOLDER);
+	for (i = 0; i < dsfs_layout_count(l); i++) {
+		unsigned k = i < NWANT ? 0 : i == NWANT ? 1 : 2;
+		const struct dsfs_layout *p = part[k];
+		uint64_t j = k == 0 ? i : k == 1 ? 0 : i - NWANT - 1;
+
+		snprintf(path, sizeof(path), "%s/%s", dirs[k],
+			 dsfs_layout_path(p, j));
+		CHECK(!strcmp(dsfs_layout_path(l, i), path));
+		CHECK(dsfs_layout_pending(l, i) == dsfs_layout_pending(p, j));
+		CHECK(dsfs_layout_size(l, i) == dsfs_layout_size(p, j));
+		CHECK(dsfs_layout_prefetchable(l, i) ==
+		      dsfs_layout_prefetchable(p, j));
+		CHECK((dsfs_layout_alias(l, i) == NULL) ==
+		      (dsfs_layout_alias(p, j) == NULL));
+		if (dsfs_layout_alias(p, j))
+			CHECK(!strcmp(dsfs_layout_alias(l, i),
+				      dsfs_layout_alias(p, j)));
+	}
+	CHECK(dsfs_layout_lookup(l, "data/c/z.jpg", &idx) == 0 && idx == 4);
+	CHECK(dsfs_layout_lookup(l, "loops/l/1.jpg", &idx) == 0 &&
+	      idx == NWANT);
+	CHECK(dsfs_layout_lookup_in(l, ".", "data/e/1.jpg", &idx) == 0 &&
+	      idx == NWANT - 1);
+	CHECK(dsfs_layout_lookup(l, "c/z.jpg", &idx) == -ENOENT);
+	CHECK(dsfs_layout_lookup_alias(l, "data/c/z.jpg", &idx) == 0 &&
+	      !strcmp(dsfs_layout_path(l, idx), "data/c/lnk.jpg"));
+	in = dsfs_layout_info(l);
+	CHECK(in->duplicates == NWANT && in->loops == 5 && in->outside == 4);
+	CHECK(in->aliases == 2 * dsfs_layout_info(part[0])->aliases);
+	dsfs_layout_free(l);
+
+	l = NULL;
+	CHECK(dsfs_layout_concat((const struct dsfs_layout *const *)part, dot,
+				 1, &l) == 0);
+	if (l) {
+		CHECK(dsfs_layout_count(l) == NWANT &&
+		      !strcmp(dsfs_layout_path(l, 4), "c/z.jpg"));
+		dsfs_layout_free(l);
+	}
+out:
+	dsfs_layout_free(part[0]);
+	dsfs_layout_free(part[1]);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmp)) {
@@ -568,6 +644,7 @@ int main(void)
 	test_dataset_errors();
 	test_extensions();
 	test_suffix();
+	test_concat();
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return UNIT_DONE();
 }

@@ -73,17 +73,28 @@ static void test_size(void)
 	CHECK(dsfs_parse_size("99999999999999999999", 0, &v) == -ERANGE);
 }
 
-/* tidy(in) is want. */
-static void check_tidy(const char *in, const char *want)
+/* tidy(in), by one of the two tidiers, is want. */
+static void check_with(void (*tidy)(char *), const char *in,
+		       const char *want)
 {
 	char buf[64];
 
 	snprintf(buf, sizeof(buf), "%s", in);
-	dsfs_parse_tidy_path(buf);
+	tidy(buf);
 	if (strcmp(buf, want))
 		fprintf(stderr, "tidy(\"%s\") = \"%s\", want \"%s\"\n", in, buf,
 			want);
 	CHECK(!strcmp(buf, want));
+}
+
+static void check_tidy(const char *in, const char *want)
+{
+	check_with(dsfs_parse_tidy_path, in, want);
+}
+
+static void check_tidy_paths(const char *in, const char *want)
+{
+	check_with(dsfs_parse_tidy_paths, in, want);
 }
 
 static void test_tidy_path(void)
@@ -102,6 +113,13 @@ static void test_tidy_path(void)
 	check_tidy(".hidden/..x", ".hidden/..x");
 	check_tidy("/", "/");
 	check_tidy("//abs//p/", "/abs/p");
+	check_tidy_paths("", "");
+	check_tidy_paths("./train/", "train");
+	check_tidy_paths("./train/:extra//x/:./", "train:extra/x:.");
+	check_tidy_paths("a::/b/", "a::/b");
+	check_tidy_paths(":", ":");
+	check_tidy_paths("a:", "a:");
+	check_tidy_paths("..//x:a/../b", "../x:a/../b");
 }
 
 int main(void)

@@ -13,7 +13,8 @@
  * Invariants:
  *  - a refusal has a one-line, NUL-terminated reason;
  *  - an accepted plan means what its strings say, checked by reference
- *    parsers written here (epoch, world, rank, ranks, dataset without "..");
+ *    parsers written here (epoch, world, rank, ranks, dataset: its
+ *    ":"-separated directories, none empty, absolute or with "..");
  *  - dsfs_plan_cfg_string() round-trips: its string, parsed again as a
  *    command, gives the same plan and the same string (ctl.c's same_plan()
  *    and the mount's saved options rely on it);
@@ -206,11 +207,21 @@ static void check_cfg(const struct dsfs_plan_opts *o,
 		return;
 	}
 	FUZZ_CHECK(!strcmp(c->dataset, d), "dataset %s", c->dataset);
-	FUZZ_CHECK(d[0] && d[0] != '/', "dataset '%s' accepted", d);
+	/* ':' separates directories, none empty or absolute */
+	FUZZ_CHECK(d[0] && d[0] != '/' && !strstr(d, "::") &&
+			   !strstr(d, ":/") && d[strlen(d) - 1] != ':',
+		   "dataset '%s' accepted", d);
 	for (dash = d; (dash = strstr(dash, "..")); dash += 2)
-		FUZZ_CHECK(!((dash == d || dash[-1] == '/') &&
-			     (!dash[2] || dash[2] == '/')),
+		FUZZ_CHECK(!((dash == d || dash[-1] == '/' || dash[-1] == ':') &&
+			     (!dash[2] || dash[2] == '/' || dash[2] == ':')),
 			   "dataset '%s' with .. accepted", d);
+	for (dash = d, a = 1; (dash = strchr(dash, ':')); dash++)
+		a++;
+	FUZZ_CHECK(c->ndatasets == a && a <= DSFS_PLAN_DATASETS_MAX &&
+			   !strcmp(c->dir, a > 1 ? "." : d),
+		   "dataset '%s': %u directories, paths below %s", d,
+		   c->ndatasets, c->dir);
+	a = 0;
 	FUZZ_CHECK(c->epoch_auto == (!o->epoch || !strcmp(o->epoch, "auto")),
 		   "epoch %s", o->epoch);
 	if (!c->epoch_auto)
