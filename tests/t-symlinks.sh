@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-symlinks: a data set reached through symlinks inside SOURCE (files linked into a pool, a class directory that is a link, the dataset directory itself a link; an ImageFolder walk, a real DataLoader over torchvision's ImageFolder, and a list) is followed: every open counts in the plan, no misprediction, and later epochs are served from the cache, byte for byte.
+# t-symlinks: a data set reached through symlinks inside SOURCE (files linked into a pool, a class directory that is a link, the dataset directory itself a link; an ImageFolder walk, a ConcatDataset of two such directories, a real DataLoader over torchvision's ImageFolder, and a list) is followed: every open counts in the plan, no misprediction, and later epochs are served from the cache, byte for byte.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -97,6 +97,15 @@ say "the dataset directory itself reached through two links (byname/b is real/)"
 PLAN="sampler=python-shuffle,seed=2,layout=sorted,dataset=byname/b"
 mount_dsfs "$SRC" "$MNT" -o "cache_size=64M,push=off,$PLAN"
 epochs "$PLAN" byname/b 3
+unmount_dsfs "$MNT"
+
+# torch's ConcatDataset of the two (dataset=A:B, paths relative to
+# SOURCE): the first part's directory reached through two links, the
+# second's samples links to files (layout=walk keeps them).
+say "a ConcatDataset of byname/b and linked (layout=walk)"
+PLAN="sampler=torch-random,seed=9,layout=walk,dataset=byname/b:linked"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=64M,$PLAN"
+epochs "$PLAN" . 3
 unmount_dsfs "$MNT"
 
 say "a list naming links"
