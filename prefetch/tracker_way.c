@@ -105,7 +105,8 @@ static void way_apply(struct dsfs_sampler_cfg *c, unsigned w)
 		c->cut_epochs = 0; /* one permutation an epoch, cut or not */
 }
 
-/* The sampler of way w at epoch e, from c (t->cfg, or a table way's). */
+/* The sampler of way w (a table way, CUT_WAY or WHOLE_WAY) at epoch e,
+ * drawn from c's. */
 static struct dsfs_sampler_cfg way_at(const struct dsfs_sampler_cfg *c,
 				      unsigned w, uint64_t e)
 {
@@ -116,21 +117,22 @@ static struct dsfs_sampler_cfg way_at(const struct dsfs_sampler_cfg *c,
 	} else if (w == WHOLE_WAY) {
 		x.subset = false;
 		x.cut_epochs = e ? e - 1 : 0;
+	} else {
+		way_apply(&x, w);
 	}
 	return x;
 }
 
-/* Way w's starts of epochs e0 .. e0 + WAYS_EPOCHS - 1, from c, into
- * t->ways while the budget lasts. */
-static void ways_build_as(struct dsfs_tracker *t,
-			  const struct dsfs_sampler_cfg *c, unsigned w,
-			  uint64_t e0, uint64_t *work)
+/* Way w's starts of epochs e0 .. e0 + WAYS_EPOCHS - 1 into t->ways while
+ * the budget lasts. */
+static void ways_build_as(struct dsfs_tracker *t, unsigned w, uint64_t e0,
+			  uint64_t *work)
 {
 	uint64_t budget = DETECT_WORK + 64 * t->n, e;
 	struct dsfs_sampler_cfg x;
 
 	for (e = e0; e < e0 + WAYS_EPOCHS && t->nways < WAYS_MAX; e++) {
-		x = way_at(c, w, e);
+		x = way_at(&t->cfg, w, e);
 		*work += dsfs_tracker_candidate_work_as(t, &x, e);
 		if (*work > budget)
 			return;
@@ -159,7 +161,7 @@ static void ways_build(struct dsfs_tracker *t)
 {
 	uint64_t e0 = t->cur.ready && t->cur.epoch ? t->cur.epoch - 1 : 0;
 	uint64_t work = 0;
-	struct dsfs_sampler_cfg c;
+	struct dsfs_sampler_cfg whole;
 	unsigned w;
 
 	if (t->ways_built)
@@ -168,17 +170,15 @@ static void ways_build(struct dsfs_tracker *t)
 	for (w = 0; w < NWAYS; w++) {
 		if (way_is_now(t, w) || !way_possible(t, w))
 			continue;
-		c = t->cfg;
-		way_apply(&c, w);
-		ways_build_as(t, &c, w, e0, &work);
+		ways_build_as(t, w, e0, &work);
 	}
 	if (dsfs_sampler_cuttable(&t->cfg, t->n))
-		ways_build_as(t, &t->cfg, CUT_WAY,
+		ways_build_as(t, CUT_WAY,
 			      e0 > t->cfg.cut_epochs ? e0 : t->cfg.cut_epochs + 1,
 			      &work);
-	c = way_at(&t->cfg, WHOLE_WAY, 0);
-	if (t->cfg.subset && dsfs_sampler_cuttable(&c, t->n))
-		ways_build_as(t, &t->cfg, WHOLE_WAY, e0 ? e0 : 1, &work);
+	whole = way_at(&t->cfg, WHOLE_WAY, 0);
+	if (t->cfg.subset && dsfs_sampler_cuttable(&whole, t->n))
+		ways_build_as(t, WHOLE_WAY, e0 ? e0 : 1, &work);
 }
 
 /*
@@ -189,13 +189,8 @@ static void ways_build(struct dsfs_tracker *t)
 static int adopt_way(struct dsfs_tracker *t, uint32_t i)
 {
 	uint64_t e = t->ways[i].epoch;
-	unsigned w = t->way_of[i];
-	struct dsfs_sampler_cfg c = t->cfg;
+	struct dsfs_sampler_cfg c = way_at(&t->cfg, t->way_of[i], e);
 
-	if (w == CUT_WAY || w == WHOLE_WAY)
-		c = way_at(&t->cfg, w, e);
-	else
-		way_apply(&c, w);
 	return dsfs_tracker_redraw(t, &c, e) ? DSFS_TRACK_MISS :
 		dsfs_tracker_adopt(t, e, false);
 }

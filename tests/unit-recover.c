@@ -50,15 +50,25 @@ static void feed(struct dsfs_tracker *t, const uint32_t *o, uint64_t from,
 	}
 }
 
-/* Feed the whole of epoch e drawn as c draws it. */
-static void feed_epoch(struct dsfs_tracker *t, const struct dsfs_sampler_cfg *c,
-		       uint64_t n, uint64_t e, struct fed *f)
+/* Feed the first `to` opens of epoch e drawn as c draws it (all of them
+ * when it has fewer); its length. */
+static uint64_t feed_epoch_to(struct dsfs_tracker *t,
+			      const struct dsfs_sampler_cfg *c, uint64_t n,
+			      uint64_t e, uint64_t to, struct fed *f)
 {
 	uint64_t count;
 	uint32_t *o = unit_order(c, n, e, 0, &count);
 
-	feed(t, o, 0, count, 1, f);
+	feed(t, o, 0, to < count ? to : count, 1, f);
 	free(o);
+	return count;
+}
+
+/* Feed the whole of epoch e drawn as c draws it. */
+static void feed_epoch(struct dsfs_tracker *t, const struct dsfs_sampler_cfg *c,
+		       uint64_t n, uint64_t e, struct fed *f)
+{
+	feed_epoch_to(t, c, n, e, UINT64_MAX, f);
 }
 
 static void state_is(struct dsfs_tracker *t, enum dsfs_tracker_mode mode,
@@ -308,8 +318,7 @@ static void test_other_way(bool persistent, bool sampler_generator, bool one,
 	struct dsfs_sampler_cfg c, way;
 	struct dsfs_tracker *t;
 	struct fed f[6] = { 0 };
-	uint64_t e, count;
-	uint32_t *o;
+	uint64_t e;
 	struct dsfs_tracker_way w;
 
 	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 42, 1);
@@ -320,10 +329,7 @@ static void test_other_way(bool persistent, bool sampler_generator, bool one,
 	CHECK(dsfs_tracker_new(&c, n, 0, true, 0,
 			       dsfs_tracker_window_for(n), &t) == 0);
 	for (e = 0; e < 6; e++) {
-		o = unit_order(&way, n, e, 0, &count);
-		CHECK(k <= count);
-		feed(t, o, 0, k, 1, &f[e]);
-		free(o);
+		CHECK(k <= feed_epoch_to(t, &way, n, e, k, &f[e]));
 		if (e == 1) {
 			/* Lost (64 misses) and found at the first test, in
 			 * epoch 0 or 1. */
@@ -388,8 +394,7 @@ static void test_length_forgotten(void)
 	struct dsfs_sampler_cfg c, way;
 	struct dsfs_tracker *t;
 	struct fed f[7] = { 0 };
-	uint64_t e, count, n = 3000;
-	uint32_t *o;
+	uint64_t e, n = 3000;
 
 	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 42, 1);
 	way = c;
@@ -397,9 +402,7 @@ static void test_length_forgotten(void)
 	CHECK(dsfs_tracker_new(&c, n, 0, true, 0,
 			       dsfs_tracker_window_for(n), &t) == 0);
 	for (e = 0; e < 7; e++) {
-		o = unit_order(&way, n, e, 0, &count);
-		feed(t, o, 0, e < 4 ? 1000 : count, 1, &f[e]);
-		free(o);
+		feed_epoch_to(t, &way, n, e, e < 4 ? 1000 : UINT64_MAX, &f[e]);
 		if (e == 3)
 			CHECK(dsfs_tracker_way(t).num_samples == 1000);
 	}
@@ -430,17 +433,16 @@ static void test_cut_epochs(uint64_t n, const bool cut[6])
 	struct dsfs_sampler_cfg c, loader;
 	struct dsfs_tracker *t;
 	struct fed f[7] = { 0 };
-	uint64_t e, count, ncut = 0;
-	uint32_t *o;
+	uint64_t e, ncut = 0;
 
 	unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 99, 1);
 	loader = c;
 	CHECK(dsfs_tracker_new(&c, n, 0, true, 0,
 			       dsfs_tracker_window_for(n), &t) == 0);
 	for (e = 0; e < 6; e++) {
-		o = unit_order(&loader, n, e, 0, &count);
-		feed(t, o, 0, cut[e] ? count / 3 : count, 1, &f[e]);
-		free(o);
+		/* A RandomSampler's epoch: n samples. */
+		feed_epoch_to(t, &loader, n, e, cut[e] ? n / 3 : UINT64_MAX,
+			      &f[e]);
 		state_is(t, DSFS_TRACKER_DETECTED, e);
 		if (e && (cut[e - 1] || (e == 2 && cut[0])))
 			CHECK(f[e].miss <= 64 + 8 && f[e].first_found > 0);
