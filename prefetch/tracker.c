@@ -299,7 +299,12 @@ static uint32_t next_start_pos(struct dsfs_tracker *t, uint64_t idx)
  * kernel serves most of an epoch, whose positions are never seen; the next
  * epoch's first opens would land on them, be placed as late opens of this
  * one, and never add up to the votes of a switch.  Only once the next
- * epoch is known (the scheduler prepares it ahead).  O(1).
+ * epoch is known (the scheduler prepares it ahead), and only while this
+ * epoch has more unseen positions than the vote span: a late open hits one
+ * of the unseen, an early open of the next epoch one of its first span,
+ * so with fewer unseen (no push: the opens still to come) the open is more
+ * likely late.  In a small epoch, whose span holds most of the next one,
+ * late opens would otherwise switch it early, then again.  O(1).
  */
 static bool next_known(const struct dsfs_tracker *t);
 static bool rather_next(const struct dsfs_tracker *t, uint64_t idx,
@@ -310,6 +315,7 @@ static bool rather_next(const struct dsfs_tracker *t, uint64_t idx,
 	 * cache. */
 	return (p < t->low || p != t->cur.inv[idx]) && next_known(t) &&
 	       t->frontier + giveup_min(t) >= t->cur.count &&
+	       t->cur.count - t->nseen > vote_span(t) &&
 	       t->next.inv[idx] != NO_POS && t->next.inv[idx] < vote_span(t);
 }
 

@@ -25,10 +25,13 @@ static inline uint64_t unit_rnd(uint64_t *s)
  * once batch k is consumed (in order); each worker reads its batches in
  * turn.  Workers take turns at random, worker 0 with weight 1 and the
  * others with weight `slow` (1: all alike); one with nothing queued waits.
+ * From the stall'th open on, worker 0 stalls (descheduled, a long sample)
+ * for as long as another worker has a batch to read (UINT64_MAX: never).
  */
-static inline void unit_simulate(uint64_t count, unsigned nw, unsigned bs,
-				 unsigned pf, unsigned slow, uint64_t *rs,
-				 uint32_t *pos)
+static inline void unit_simulate_stall(uint64_t count, unsigned nw,
+				       unsigned bs, unsigned pf, unsigned slow,
+				       uint64_t stall, uint64_t *rs,
+				       uint32_t *pos)
 {
 	uint64_t nb = (count + bs - 1) / bs, queued, consumed = 0, k = 0;
 	uint64_t **q = calloc(nw, sizeof(*q)), *head = calloc(nw, sizeof(*head));
@@ -53,6 +56,9 @@ static inline void unit_simulate(uint64_t count, unsigned nw, unsigned bs,
 		w = r == 0 ? 0 : 1 + (unsigned)((r - 1) / slow);
 		for (i = 0; i < nw && head[w] == tail[w]; i++)
 			w = (w + 1) % nw;
+		for (i = 1; w == 0 && k >= stall && i < nw; i++)
+			if (head[i] != tail[i])
+				w = i;
 		uint64_t b = q[w][head[w]], p = b * bs + off[w];
 
 		pos[k++] = (uint32_t)p;
@@ -69,6 +75,13 @@ static inline void unit_simulate(uint64_t count, unsigned nw, unsigned bs,
 	free(tail);
 	free(off);
 	free(done);
+}
+
+static inline void unit_simulate(uint64_t count, unsigned nw, unsigned bs,
+				 unsigned pf, unsigned slow, uint64_t *rs,
+				 uint32_t *pos)
+{
+	unit_simulate_stall(count, nw, bs, pf, slow, UINT64_MAX, rs, pos);
 }
 
 #endif
