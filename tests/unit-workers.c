@@ -12,7 +12,8 @@
  * where the loader is; epochs still switch, for a loader of one process
  * too (ImageFolder with num_workers=0); holes in an in-order loader's opens
  * are given up soon; an epoch cut short, the next begun at once, costs
- * only the votes that switch to it.
+ * only the votes that switch to it; in a small epoch, a worker stalling at
+ * its end does not switch it early.
  * No mount; single-threaded.
  */
 #include "config.h"
