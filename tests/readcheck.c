@@ -13,7 +13,9 @@
  *	THREADS threads each do ITERS random preads (1 byte to 2 MiB, at
  *	offsets inside, across and past end of file, and near page and 128 KiB
  *	boundaries) on the same file through MNT and BACKING; the returned
- *	lengths and bytes must be equal.  Seeded, so runs repeat; the
+ *	lengths and bytes must be equal.  A quarter of the mount's opens
+ *	are O_DIRECT (no page cache: every pread is a READ to the daemon,
+ *	aligned or not, as FUSE allows).  Seeded, so runs repeat; the
  *	environment may set READCHECK_SEED (mixed into every thread's seed,
  *	so parallel runs differ) and READCHECK_SECONDS (stop after that long
  *	even if ITERS are not done).
@@ -479,7 +481,7 @@ static void random_op(struct worker *w)
 	snprintf(bpath, sizeof(bpath), "%s%s", walk.backing, f->rel);
 	snprintf(mpath, sizeof(mpath), "%s%s", walk.mnt, f->rel);
 	fb = open(bpath, O_RDONLY | O_CLOEXEC);
-	fm = open(mpath, O_RDONLY | O_CLOEXEC);
+	fm = open(mpath, O_RDONLY | O_CLOEXEC | (rnd(w) % 4 ? 0 : O_DIRECT));
 	if (fb < 0 || fm < 0) {
 		worker_mismatch(w, "%s: open %s: %s", f->rel,
 				fb < 0 ? "backing" : "mount", strerror(errno));

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-read: everything readable through the mount equals the backing tree (data, metadata, names, links, xattrs, inode numbers, a sparse file's holes, files mapped privately and shared), also with -o direct_io.
+# t-read: everything readable through the mount equals the backing tree (data, metadata, names, links, xattrs, inode numbers, a sparse file's holes, files mapped privately and shared, random preads with and without O_DIRECT), also with -o direct_io.
 # shellcheck disable=SC2012 # the output of ls is what is compared
 set -euo pipefail
 . "$srcdir/lib.sh"
