@@ -163,16 +163,30 @@ static struct dsfs_reader_open landing(const struct dsfs_reader_open *o,
 	return w;
 }
 
+/* Whether an open at plan time `when` goes on with process r's run: past
+ * its last open by at most DSFS_READERS_RUN, the next samples of its
+ * batch.  A worker of a loader with most of a small epoch in flight starts
+ * its batch far past the others. */
+static bool runs_on(const struct dsfs_reader *r,
+		    const struct dsfs_reader_open *o)
+{
+	return r->opens && r->when != DSFS_READERS_NOWHERE &&
+	       o->when != DSFS_READERS_NOWHERE && o->when > r->when &&
+	       o->when - r->when <= DSFS_READERS_RUN;
+}
+
 /*
  * Whether an open at plan time `when` moves process r on through the plan
  * a little: past its last open by at most o->span (r's first: anywhere),
- * and, unless r follows, near the followers.  A program reading in its own
- * order lands there now and then by chance, rarely both.
+ * and, unless r follows, near the followers or on with its run.  A program
+ * reading in its own order lands there now and then by chance, rarely
+ * both.
  */
 static bool placed(const struct dsfs_reader *r,
 		   const struct dsfs_reader_open *o, uint64_t at)
 {
-	if (!near_followers(o, follows(r) ? DSFS_READERS_NOWHERE : at))
+	if (!runs_on(r, o) &&
+	    !near_followers(o, follows(r) ? DSFS_READERS_NOWHERE : at))
 		return false;
 	if (!r->opens || r->when == DSFS_READERS_NOWHERE)
 		return true;
@@ -187,13 +201,15 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 	struct dsfs_reader_open close;
 	struct dsfs_reader *r;
 	uint64_t at, spread, margin;
-	bool on, was;
+	bool on, was, run;
 
 	if (!pid)
 		return DSFS_READER_FEED;
 	r = slot_of(rs, pid);
 	at = followers_at(rs, r, now_ns, &spread);
-	close = landing(o, at);
+	/* An open going on with its process's run lands where it is. */
+	run = runs_on(r, o);
+	close = run ? *o : landing(o, at);
 	on = placed(r, &close, at);
 	r->when = close.when;
 	r->seen_ns = now_ns;
@@ -217,8 +233,8 @@ enum dsfs_reader_verdict dsfs_readers_note(struct dsfs_readers *rs,
 		margin = 2 * spread > o->span ? 2 * spread : o->span;
 		if (close.near > margin)
 			close.near = margin;
-		return near_followers(&close, at) ? DSFS_READER_FEED :
-						    DSFS_READER_LEAVE;
+		return run || near_followers(&close, at) ? DSFS_READER_FEED :
+							   DSFS_READER_LEAVE;
 	}
 	was = r->other;
 	if (!was)

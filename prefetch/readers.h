@@ -13,7 +13,9 @@
  * (at most span), and, unless it follows, lands at most `near` past the
  * furthest place of the processes that follow (a new DataLoader worker
  * starts a batch or more ahead of the others: up to the trackers'
- * window).  A DataLoader worker reads its batches in order (with push,
+ * window), or goes on with its process's run (at most DSFS_READERS_RUN
+ * past its last open: a worker of a loader with most of a small epoch in
+ * flight starts its batch anywhere in it, and reads on from there).  A DataLoader worker reads its batches in order (with push,
  * every 8th sample reaches dsfs) and jumps over the other workers' batches
  * between its own; another program's opens land anywhere.  While another
  * process follows the plan closely (three quarters of its last opens
@@ -50,6 +52,9 @@
 #define DSFS_READERS_HISTORY 32
 /* ... once it made at least this many. */
 #define DSFS_READERS_JUDGE 8
+/* A process's open this far past its last at most goes on with its
+ * batch (a DataLoader worker's next sample, or with push the 8th). */
+#define DSFS_READERS_RUN 8
 /* Another process follows when it placed an open within this long. */
 #define DSFS_READERS_FOLLOW_NS 1000000000ULL
 /* No plan time: the plan cannot place the open. */

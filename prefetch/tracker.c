@@ -125,6 +125,8 @@ int dsfs_tracker_bitmap_reserve(struct dsfs_tracker *t, uint64_t count)
 	return 0;
 }
 
+static void runs_keep_missed(struct dsfs_tracker *t);
+
 /* Forget the current epoch's progress (the bitmap holds cur.count bits). */
 void dsfs_tracker_progress_reset(struct dsfs_tracker *t)
 {
@@ -135,6 +137,22 @@ void dsfs_tracker_progress_reset(struct dsfs_tracker *t)
 	t->nseen = t->nfirst = t->low = t->frontier = t->every_low = 0;
 	t->head = 0;
 	votes_clear(t);
+	runs_keep_missed(t);
+}
+
+/*
+ * Forget the opens placed in the epoch before (they continue no run of
+ * this one: each is next to one of them with a chance of RUN_RECENT /
+ * count), but not those that missed: the opens that began this one, the
+ * switch's votes and those beyond the vote span, whose runs go on.
+ */
+static void runs_keep_missed(struct dsfs_tracker *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < RUN_RECENT; i++)
+		if (!(t->runs_missed >> i & 1))
+			t->runs[i] = UINT32_MAX;
 }
 
 /*
@@ -160,25 +178,11 @@ static uint64_t giveup_min(const struct dsfs_tracker *t)
 	return m > GIVEUP_MIN ? GIVEUP_MIN : m ? m : 1;
 }
 
-void dsfs_tracker_mark_seen(struct dsfs_tracker *t, uint64_t pos)
+void dsfs_tracker_mark_run(struct dsfs_tracker *t, uint64_t pos)
 {
-	uint64_t giveup, behind;
-
-	if (t->lag)
-		t->lag -= (t->lag >> 8) + 1;
-	if (pos + 1 < t->frontier && t->frontier - 1 - pos > t->lag)
-		t->lag = t->frontier - 1 - pos;
 	bit_set(t->seen, pos);
 	t->nseen++;
 	t->nfirst += t->cur.inv[t->cur.order[pos]] == pos;
-	if (pos + 1 > t->frontier)
-		t->frontier = pos + 1;
-	behind = 2 * t->lag + giveup_min(t);
-	if (behind > 2ULL * t->window)
-		behind = 2ULL * t->window;
-	giveup = t->frontier > behind ? t->frontier - behind : 0;
-	if (t->low < giveup)
-		t->low = giveup;
 	while (t->low < t->cur.count) {
 		uint64_t w = t->seen[t->low / 64] >> (t->low % 64);
 
@@ -192,6 +196,25 @@ void dsfs_tracker_mark_seen(struct dsfs_tracker *t, uint64_t pos)
 	}
 	if (t->low > t->cur.count)
 		t->low = t->cur.count;
+}
+
+void dsfs_tracker_mark_seen(struct dsfs_tracker *t, uint64_t pos)
+{
+	uint64_t giveup, behind;
+
+	if (t->lag)
+		t->lag -= (t->lag >> 8) + 1;
+	if (pos + 1 < t->frontier && t->frontier - 1 - pos > t->lag)
+		t->lag = t->frontier - 1 - pos;
+	if (pos + 1 > t->frontier)
+		t->frontier = pos + 1;
+	behind = 2 * t->lag + giveup_min(t);
+	if (behind > 2ULL * t->window)
+		behind = 2ULL * t->window;
+	giveup = t->frontier > behind ? t->frontier - behind : 0;
+	if (t->low < giveup)
+		t->low = giveup;
+	dsfs_tracker_mark_run(t, pos);
 }
 
 /*
@@ -291,6 +314,17 @@ static uint32_t next_start_pos(struct dsfs_tracker *t, uint64_t idx)
 }
 
 /*
+ * Whether the epoch's unseen positions outnumber the vote span: then the
+ * kernel served them (push), else they are mostly opens still to come (a
+ * late open hits one of the unseen, an early open of the next epoch one of
+ * its first span).
+ */
+static bool holes_served(const struct dsfs_tracker *t)
+{
+	return t->cur.count - t->nseen > vote_span(t);
+}
+
+/*
  * Whether unseen position p of idx, which the window places, is taken for
  * a vote for the next epoch instead: the loader's furthest open is at the
  * end of the epoch, p is behind the low-water mark (given up: the kernel
@@ -299,12 +333,11 @@ static uint32_t next_start_pos(struct dsfs_tracker *t, uint64_t idx)
  * kernel serves most of an epoch, whose positions are never seen; the next
  * epoch's first opens would land on them, be placed as late opens of this
  * one, and never add up to the votes of a switch.  Only once the next
- * epoch is known (the scheduler prepares it ahead), and only while this
- * epoch has more unseen positions than the vote span: a late open hits one
- * of the unseen, an early open of the next epoch one of its first span,
- * so with fewer unseen (no push: the opens still to come) the open is more
- * likely late.  In a small epoch, whose span holds most of the next one,
- * late opens would otherwise switch it early, then again.  O(1).
+ * epoch is known (the scheduler prepares it ahead), and only while
+ * holes_served(): with fewer unseen positions than the span (no push),
+ * the open is more likely late.  In a small epoch, whose span holds most
+ * of the next one, late opens would otherwise switch it early, then
+ * again.  O(1).
  */
 static bool next_known(const struct dsfs_tracker *t);
 static bool rather_next(const struct dsfs_tracker *t, uint64_t idx,
@@ -315,8 +348,110 @@ static bool rather_next(const struct dsfs_tracker *t, uint64_t idx,
 	 * cache. */
 	return (p < t->low || p != t->cur.inv[idx]) && next_known(t) &&
 	       t->frontier + giveup_min(t) >= t->cur.count &&
-	       t->cur.count - t->nseen > vote_span(t) &&
+	       holes_served(t) &&
 	       t->next.inv[idx] != NO_POS && t->next.inv[idx] < vote_span(t);
+}
+
+bool dsfs_tracker_runs_has(const struct dsfs_tracker *t, uint32_t idx)
+{
+	uint32_t i;
+
+	for (i = 0; i < RUN_RECENT; i++)
+		if (t->runs[i] == idx)
+			return true;
+	return false;
+}
+
+/*
+ * The position before unseen position p in its run, or NO_POS when p
+ * continues none: each worker opens its batch's positions one after
+ * another, so the one before p was opened lately; with
+ * push, whose sentinels are the positions that are multiples of the
+ * scheduler's stride (dsfs_tracker_low_every()), the sentinel before a
+ * sentinel p.  A loader whose batches in flight (workers x prefetch_factor
+ * x batch size) span most of a small epoch opens it as that many runs side
+ * by side, which the window, a quarter of the epoch ahead of the furthest
+ * open, does not hold.  Not in an epoch under RUN_MIN_COUNT samples, where
+ * chance would place the opens of a wrong order so (RUN_RECENT / count).
+ * O(1).
+ */
+static uint32_t run_before(const struct dsfs_tracker *t, uint64_t p)
+{
+	uint64_t every = t->every_of;
+
+	if (t->cur.count < RUN_MIN_COUNT || p == 0 || p >= t->cur.count)
+		return NO_POS;
+	if (dsfs_tracker_runs_has(t, t->cur.order[p - 1]))
+		return (uint32_t)p - 1;
+	if (every > 1 && p % every == 0 && p >= every &&
+	    dsfs_tracker_runs_has(t, t->cur.order[p - every]))
+		return (uint32_t)(p - every);
+	return NO_POS;
+}
+
+/*
+ * How idx, unseen at p in the current epoch (or NO_POS), is placed there:
+ * by the window, which holds it (not taken for a vote for the next
+ * epoch); as a run's next open; or, in an epoch of RUN_MIN_COUNT or more
+ * whose unseen positions are fewer than the vote span (!holes_served()),
+ * as a late open of a sample not opened yet (a worker that stalled while
+ * the others read on, further than the window reaches); or not.  The last
+ * two leave the frontier, the window's place, alone: a stray open would
+ * move it by chance up to the epoch's end.
+ */
+enum place { PLACE_NONE, PLACE_WINDOW, PLACE_RUN };
+
+static enum place place_of(const struct dsfs_tracker *t, uint64_t idx,
+			   uint32_t p)
+{
+	if (p == NO_POS)
+		return PLACE_NONE;
+	if (in_window(t, p) && !rather_next(t, idx, p))
+		return PLACE_WINDOW;
+	if (run_before(t, p) != NO_POS)
+		return PLACE_RUN;
+	return t->cur.count >= RUN_MIN_COUNT && p == t->cur.inv[idx] &&
+		       !holes_served(t) ? PLACE_RUN : PLACE_NONE;
+}
+
+/* The position before p in its run (as run_before()) if unseen there and
+ * opened lately: an open that missed; else NO_POS.  The bitmap first: most
+ * often the position before is seen. */
+static uint32_t missed_before(const struct dsfs_tracker *t, uint64_t p)
+{
+	uint64_t every = t->every_of;
+
+	if (t->cur.count < RUN_MIN_COUNT || p == 0 || p >= t->cur.count)
+		return NO_POS;
+	if (!bit_get(t->seen, p - 1) &&
+	    dsfs_tracker_runs_has(t, t->cur.order[p - 1]))
+		return (uint32_t)p - 1;
+	if (every > 1 && p % every == 0 && p >= every &&
+	    !bit_get(t->seen, p - every) &&
+	    dsfs_tracker_runs_has(t, t->cur.order[p - every]))
+		return (uint32_t)(p - every);
+	return NO_POS;
+}
+
+/* Mark p seen, placed `how`, and the opens before it in its run that
+ * missed (they began the run beyond the window, or before the switch to
+ * this epoch): holes the low-water mark would stop at, and the epoch
+ * would not look over at its end. */
+static void mark_placed(struct dsfs_tracker *t, uint32_t p, enum place how)
+{
+	uint32_t q = p, n;
+
+	if (how == PLACE_WINDOW)
+		dsfs_tracker_mark_seen(t, p);
+	else
+		dsfs_tracker_mark_run(t, p);
+	for (n = 0; n < RUN_RECENT; n++) {
+		q = missed_before(t, q);
+		if (q == NO_POS ||
+		    dsfs_tracker_unseen_pos(t, t->cur.order[q]) != q)
+			break;
+		dsfs_tracker_mark_run(t, q);
+	}
 }
 
 /* Record one result in the miss history; may make the tracker lost. */
@@ -487,6 +622,7 @@ static bool maybe_next(struct dsfs_tracker *t, uint64_t idx)
 /* One access while tracking or lost. */
 static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 {
+	enum place how;
 	uint32_t p;
 	int r;
 
@@ -496,9 +632,9 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 	}
 	if (t->mode != DSFS_TRACKER_LOST) {
 		p = dsfs_tracker_unseen_pos(t, idx);
-		if (p != NO_POS && in_window(t, p) &&
-		    !rather_next(t, idx, p)) {
-			dsfs_tracker_mark_seen(t, p);
+		how = place_of(t, idx, p);
+		if (how != PLACE_NONE) {
+			mark_placed(t, p, how);
 			if (!maybe_next(t, idx))
 				votes_clear(t);
 			record(t, false);
@@ -522,17 +658,20 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 
 int dsfs_tracker_access(struct dsfs_tracker *t, uint64_t idx)
 {
+	int r;
+
 	t->accesses++;
-	if (idx < t->n)
-		t->recent[t->recent_pos++ % RECENT] = (uint32_t)idx;
 	if (idx >= t->n) {
 		if (t->mode != DSFS_TRACKER_DETECTING)
 			record(t, true);
 		return DSFS_TRACK_MISS;
 	}
-	if (t->mode == DSFS_TRACKER_DETECTING)
-		return dsfs_tracker_access_detecting(t, idx);
-	return access_tracking(t, idx);
+	t->recent[t->recent_pos++ % RECENT] = (uint32_t)idx;
+	r = t->mode == DSFS_TRACKER_DETECTING ?
+		    dsfs_tracker_access_detecting(t, idx) :
+		    access_tracking(t, idx);
+	runs_add(t, (uint32_t)idx, r == DSFS_TRACK_MISS);
+	return r;
 }
 
 int dsfs_tracker_hint(struct dsfs_tracker *t, uint64_t first, uint64_t count)
@@ -598,7 +737,7 @@ int dsfs_tracker_claim(const struct dsfs_tracker *t, uint64_t idx)
 		return next || t->cur.inv[idx] != NO_POS ? DSFS_CLAIM_LATER :
 							   DSFS_CLAIM_NONE;
 	p = dsfs_tracker_unseen_pos(t, idx);
-	if (p != NO_POS && in_window(t, p) && !rather_next(t, idx, p))
+	if (place_of(t, idx, p) != PLACE_NONE)
 		return DSFS_CLAIM_NOW;
 	if (next && t->next.inv[idx] < vote_span(t))
 		return DSFS_CLAIM_NEXT_START;

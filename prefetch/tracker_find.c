@@ -395,30 +395,81 @@ int dsfs_tracker_recover(struct dsfs_tracker *t, uint64_t idx)
 	return dsfs_tracker_ways_find(t);
 }
 
+/* Whether idx is in the collection. */
+static bool collected_has(const struct dsfs_tracker *t, uint32_t idx)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->ncollected; i++)
+		if (t->collected[i] == idx)
+			return true;
+	return false;
+}
+
 /*
- * Whether epoch ep's order places all but an eighth of the collection.
- * For a group of local ranks, ep holds the whole permutation (world 1) and
- * an index placed at g belongs to rank g mod world at position g / world
- * (DistributedSampler's rank::world slicing; padding ignored).
+ * Where epoch ep's order places the k-th index of the collection, or
+ * NO_POS: within the collection's size and the window from its start, or
+ * anywhere next to another index of the collection (a run: each worker
+ * opens its batch's positions one after another, and a loader with most of
+ * a small epoch in flight opens it as runs side by side; not in an epoch
+ * under RUN_MIN_COUNT, where chance would place a wrong order's so).
+ * With `whole`, for a group of local ranks, ep holds the whole permutation
+ * (world 1) and an index placed at g belongs to rank g mod world at
+ * position g / world (DistributedSampler's rank::world slicing; padding
+ * ignored).
  */
-static bool candidate_matches(const struct dsfs_tracker *t,
-			      const struct dsfs_tracker_epoch *ep)
+static uint32_t collected_pos(const struct dsfs_tracker *t,
+			      const struct dsfs_tracker_epoch *ep, uint32_t k,
+			      bool whole)
 {
 	uint64_t limit = (uint64_t)t->ncollected + t->window, p, r;
+
+	p = ep->inv[t->collected[k]];
+	if (p != NO_POS && whole) {
+		r = p % t->cfg.world;
+		p /= t->cfg.world;
+		return r < t->rank || r >= t->rank + t->group || p >= limit ?
+			       NO_POS : (uint32_t)p;
+	}
+	if (p == NO_POS || p < limit)
+		return (uint32_t)p;
+	if (ep->count >= RUN_MIN_COUNT &&
+	    ((p > 0 && collected_has(t, ep->order[p - 1])) ||
+	     (p + 1 < ep->count && collected_has(t, ep->order[p + 1]))))
+		return (uint32_t)p;
+	return NO_POS;
+}
+
+/* The collection's indices the current epoch places (collected_pos()) and
+ * the switch's votes did not mark: seen (those beyond limit as runs').
+ * All of the collection was opened lately, for the runs to go on (a run's
+ * first open placed by its next, tracker.c's mark_placed()). */
+static void mark_collection(struct dsfs_tracker *t, uint64_t limit)
+{
+	uint32_t k, p;
+
+	for (k = 0; k < t->ncollected; k++) {
+		runs_add(t, t->collected[k], false);
+		p = collected_pos(t, &t->cur, k, false);
+		if (p == NO_POS || bit_get(t->seen, p))
+			continue;
+		if (p < limit)
+			dsfs_tracker_mark_seen(t, p);
+		else
+			dsfs_tracker_mark_run(t, p);
+	}
+}
+
+/* How many of the collection epoch ep's order does not place: a match
+ * when at most an eighth. */
+static uint32_t candidate_misses(const struct dsfs_tracker *t,
+				 const struct dsfs_tracker_epoch *ep)
+{
 	uint32_t i, missed = 0;
 
-	for (i = 0; i < t->ncollected; i++) {
-		p = ep->inv[t->collected[i]];
-		if (p != NO_POS && t->group > 1) {
-			r = p % t->cfg.world;
-			p /= t->cfg.world;
-			if (r < t->rank || r >= t->rank + t->group)
-				p = NO_POS;
-		}
-		if (p == NO_POS || p >= limit)
-			missed++;
-	}
-	return missed <= t->ncollected / 8;
+	for (i = 0; i < t->ncollected; i++)
+		missed += collected_pos(t, ep, i, t->group > 1) == NO_POS;
+	return missed;
 }
 
 /* Build candidate e into t->next for the test: this rank's order, or the
@@ -434,14 +485,17 @@ static int candidate_build(struct dsfs_tracker *t, uint64_t e)
 
 /*
  * Test the candidates in turn, building each in t->next; the first match
- * becomes the current epoch with the collection marked seen.
+ * becomes the current epoch with the collection marked seen.  With none,
+ * lost; but when not `last` and one placed all but a quarter (chance
+ * hardly does), the collection grows and they are tested again
+ * (DSFS_TRACK_DETECTING).
  */
-static int detect(struct dsfs_tracker *t)
+static int detect(struct dsfs_tracker *t, bool last)
 {
 	uint64_t i, e, work = 0, budget = DETECT_WORK + 64 * t->n;
 	uint64_t total = DSFS_TRACKER_DETECT_EPOCHS + t->hint_count;
 	uint64_t limit = (uint64_t)t->ncollected + t->window;
-	uint32_t k;
+	uint32_t k, missed, fewest = UINT32_MAX;
 
 	t->kept_group = t->group > 1;
 	for (i = 0; i < total; i++) {
@@ -455,20 +509,23 @@ static int detect(struct dsfs_tracker *t)
 		if (i < DSFS_TRACKER_DETECT_EPOCHS)
 			dsfs_tracker_keep_start(t, t->next.order, t->next.count,
 				   t->group > 1 ? t->cfg.world : 1, e);
-		if (!candidate_matches(t, &t->next))
+		missed = candidate_misses(t, &t->next);
+		fewest = missed < fewest ? missed : fewest;
+		if (missed > t->ncollected / 8)
 			continue;
 		if (t->group > 1 && dsfs_tracker_epoch_build(t, &t->next, e))
 			continue;
 		t->next.err = 0;
 		votes_clear(t);
 		for (k = 0; k < t->ncollected; k++) {
-			uint32_t p = t->next.inv[t->collected[k]];
+			uint32_t p = collected_pos(t, &t->next, k, false);
 
-			if (p != NO_POS && p < limit)
+			if (p != NO_POS && p < limit && t->nvotes < VOTES_MAX)
 				t->votes[t->nvotes++] = p;
 		}
 		if (dsfs_tracker_switch_epoch(t))
 			break;
+		mark_collection(t, limit);
 		t->mode = t->tracking = DSFS_TRACKER_DETECTED;
 		/* A job resumed a few epochs on is found again too. */
 		for (k = 1; k <= KEEP_AFTER && i + k < DSFS_TRACKER_DETECT_EPOCHS;
@@ -480,6 +537,8 @@ static int detect(struct dsfs_tracker *t)
 		}
 		return DSFS_TRACK_DETECTED;
 	}
+	if (!last && fewest <= t->ncollected / 4)
+		return DSFS_TRACK_DETECTING;
 	t->mode = DSFS_TRACKER_LOST;
 	t->tracking = DSFS_TRACKER_DETECTED;
 	t->misses++;
@@ -491,7 +550,8 @@ int dsfs_tracker_access_detecting(struct dsfs_tracker *t, uint64_t idx)
 {
 	uint64_t want = t->n * t->group /
 			(t->cfg.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED ?
-			 t->cfg.world : 1);
+			 t->cfg.world : 1),
+		 per = want;
 	uint32_t i;
 
 	/* Half of a small epoch: the rest may be pushed (read without dsfs)
@@ -506,5 +566,14 @@ int dsfs_tracker_access_detecting(struct dsfs_tracker *t, uint64_t idx)
 	t->collected[t->ncollected++] = (uint32_t)idx;
 	if (t->ncollected < want)
 		return DSFS_TRACK_DETECTING;
-	return detect(t);
+	/* A loader with most of an epoch of RUN_MIN_COUNT or more in flight
+	 * opens it as runs side by side, 16 or more: with a single open of
+	 * some, the first test may place a few too few of the collection
+	 * (collected_pos()).  The second, with RECENT more, places more. */
+	if (t->ncollected == want)
+		return detect(t, want != DSFS_TRACKER_DETECT_SAMPLES ||
+				     per < RUN_MIN_COUNT ||
+				     per >= 4 * DSFS_TRACKER_WINDOW_MAX);
+	return t->ncollected < want + RECENT ? DSFS_TRACK_DETECTING :
+					       detect(t, true);
 }

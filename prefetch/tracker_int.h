@@ -23,6 +23,8 @@
 #define RECOVER_EVERY 8	     /* lost: accesses between tests of the candidates */
 #define KEPT_MAX DSFS_TRACKER_DETECT_EPOCHS /* candidate starts kept */
 #define RECENT 16	     /* last accesses kept: where the loader is now */
+#define RUN_RECENT 64	     /* last accesses a worker's next open may follow */
+#define RUN_MIN_COUNT (8 * RUN_RECENT) /* epochs where chance rarely does */
 #define KEEP_AFTER 4	     /* starts kept past the epoch detected */
 #define AHEAD_MAX 64	     /* lost: epochs past the next one tested */
 #define WAYS_EPOCHS 4	     /* lost: epochs drawn other ways */
@@ -125,9 +127,25 @@ struct dsfs_tracker {
 	uint32_t plan_run;		/* accesses in plan in a row */
 	uint32_t recent[RECENT];	/* the last accesses, any result */
 	uint32_t recent_pos;
+	uint32_t runs[RUN_RECENT];	/* the last accesses in this
+					   epoch, for dsfs_tracker_runs_has();
+					   UINT32_MAX where none */
+	uint64_t runs_missed;		/* bit i: runs[i] was a miss */
+	uint32_t runs_pos;
 	uint64_t lost_run;		/* accesses since lost or moved on */
 	uint64_t starts;	/* epochs found again (dsfs_tracker_adopt) */
 };
+
+/* Record idx as opened lately (dsfs_tracker_runs_has), and whether that
+ * open missed. */
+static inline void runs_add(struct dsfs_tracker *t, uint32_t idx, bool miss)
+{
+	uint32_t i = t->runs_pos++ % RUN_RECENT;
+
+	t->runs[i] = idx;
+	t->runs_missed = miss ? t->runs_missed | 1ULL << i :
+				t->runs_missed & ~(1ULL << i);
+}
 
 /* Forget the votes for a switch. */
 static inline void votes_clear(struct dsfs_tracker *t)
@@ -166,8 +184,13 @@ int dsfs_tracker_epoch_index(struct dsfs_tracker *t,
 			     struct dsfs_tracker_epoch *ep);
 /* Forget the current epoch's progress. */
 void dsfs_tracker_progress_reset(struct dsfs_tracker *t);
+/* Whether idx is one of the last RUN_RECENT accesses. */
+bool dsfs_tracker_runs_has(const struct dsfs_tracker *t, uint32_t idx);
 /* Mark position pos of the current epoch seen, moving low and frontier. */
 void dsfs_tracker_mark_seen(struct dsfs_tracker *t, uint64_t pos);
+/* Mark pos seen, a run's next open (tracker.c's run_before()): the
+ * low-water mark moves over seen positions only, the frontier stays. */
+void dsfs_tracker_mark_run(struct dsfs_tracker *t, uint64_t pos);
 /* An unseen position of idx in the current epoch, or NO_POS. */
 uint32_t dsfs_tracker_unseen_pos(const struct dsfs_tracker *t, uint64_t idx);
 /* Make the seen bitmap hold at least count bits; 0 or -ENOMEM. */

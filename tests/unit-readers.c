@@ -7,7 +7,8 @@
  * over each other's batches, new ones each epoch.  Nothing is left out
  * with no follower, nor for pid 0; a process per file is left out too.
  * Another program stays left out when an epoch begins, and a newcomer far
- * past the followers' spread is left out while new.  The next epoch's new
+ * past the followers' spread is left out while new, unless it opens a run
+ * (a worker of a loader with most of a small epoch in flight).  The next epoch's new
  * worker, opening samples the epoch ending passed unseen (pushed), is fed.
  */
 #include "config.h"
@@ -113,8 +114,10 @@ static void test_followers_ended(void)
 	rs.alive = alive;
 	ended_pid = 0;
 	CHECK(!loader(&rs, 100, 200));
-	/* Still there: a newcomer far ahead is left out. */
-	CHECK(opens_at(&rs, 101, at + COUNT / 2, 1, 4) == 4);
+	/* Still there: a newcomer far ahead is left out (unless it opens a
+	 * run: test_newcomer_run). */
+	CHECK(opens_at(&rs, 101, at + COUNT / 2, DSFS_READERS_RUN + 1, 4) ==
+	      4);
 	ended_pid = 100;
 	CHECK(!opens_at(&rs, 102, at + COUNT / 2, 1, 50));
 	CHECK(rs.alive == alive); /* kept across a clear */
@@ -356,24 +359,54 @@ static void test_epoch_change(void)
 	CHECK(!opens_at(&rs, 200, 0, 0, 20));
 }
 
+/* Two workers (pids 100 and 101) `apart` positions apart, each moving on
+ * `step` an open, 2 * JUDGE opens each: both fed. */
+static void two_workers(struct dsfs_readers *rs, uint64_t apart,
+			uint64_t step)
+{
+	unsigned i;
+
+	for (i = 0; i < 2 * DSFS_READERS_JUDGE; i++) {
+		CHECK(note(rs, 100, at + 1) == DSFS_READER_FEED);
+		CHECK(note(rs, 101, at + 1 + apart) == DSFS_READER_FEED);
+		at += step;
+	}
+}
+
 /* A newcomer is near the followers within twice their spread (at least
  * the span), not the whole window: two workers a batch of 64 apart, then
- * a new process 600 past them is left out while new (it would drag the
- * frontier), one starting two batches past them is fed. */
+ * a new process 600 past them, moving on by more than a run's step, is
+ * left out while new (it would drag the frontier), one starting two
+ * batches past them is fed. */
 static void test_newcomer_margin(void)
 {
 	struct dsfs_readers rs;
-	unsigned i;
 
 	reset(&rs);
-	for (i = 0; i < 2 * DSFS_READERS_JUDGE; i++) {
-		CHECK(note(&rs, 100, at + 1) == DSFS_READER_FEED);
-		CHECK(note(&rs, 101, at + 65) == DSFS_READER_FEED);
-		at += 8;
-	}
-	CHECK(opens_at(&rs, 300, at + 600, 1, DSFS_READERS_JUDGE - 1) ==
-	      DSFS_READERS_JUDGE - 1);
+	two_workers(&rs, 64, 8);
+	CHECK(opens_at(&rs, 300, at + 600, DSFS_READERS_RUN + 1,
+		       DSFS_READERS_JUDGE - 1) == DSFS_READERS_JUDGE - 1);
 	CHECK(!opens_at(&rs, 301, at + 64 + 128, 8, DSFS_READERS_JUDGE));
+}
+
+/*
+ * A loader with most of a small epoch in flight: its workers start their
+ * batches far apart, a new one far past the others.  Its first open is
+ * left out, then each next sample of its batch (a run: at most
+ * DSFS_READERS_RUN on) is fed, and it follows; a program opening samples
+ * anywhere beside them is still left out, every open once judged (its
+ * first few land near the followers or behind them by chance).
+ */
+static void test_newcomer_run(void)
+{
+	struct dsfs_readers rs;
+
+	reset(&rs);
+	two_workers(&rs, 128, 1);
+	CHECK(opens_at(&rs, 300, at + 2000, 1, 3 * DSFS_READERS_JUDGE) == 1);
+	opens_at(&rs, 301, 0, 0, DSFS_READERS_JUDGE);
+	CHECK(opens_at(&rs, 301, 0, 0, 3 * DSFS_READERS_JUDGE) ==
+	      3 * DSFS_READERS_JUDGE);
 }
 
 /*
@@ -420,6 +453,7 @@ int main(void)
 {
 	test_epoch_change();
 	test_newcomer_margin();
+	test_newcomer_run();
 	test_tar_beside_loader();
 	test_no_follower();
 	test_followers_ended();

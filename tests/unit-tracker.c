@@ -150,9 +150,13 @@ static void run_follow(unsigned epochs, unsigned stray_pct)
 	CHECK(st.accesses == epochs * N + f.strays);
 	if (stray_pct) {
 		CHECK(f.strays > 0);
-		/* Most strays miss; the rest steal a position near the front. */
+		/* Most strays miss; the rest steal a position near the front
+		 * (or, in the epoch's last quarter, a sample not opened yet),
+		 * and one that missed may lose its position to a run the
+		 * loader opens next to it (tracker.c's mark_placed()): each
+		 * costs the loader one open at most. */
 		CHECK(f.stray_miss * 10 >= f.strays * 8);
-		CHECK(f.real_miss <= f.strays - f.stray_miss);
+		CHECK(f.real_miss <= f.strays);
 	} else {
 		CHECK(st.mispredictions == 0);
 	}

@@ -319,6 +319,70 @@ static void test_small_slow(void)
 	CHECK(bad == 0 && worst == 0);
 }
 
+/*
+ * Loaders with most of a small epoch in flight (workers x prefetch_factor
+ * x batch size: 2,048, 1,024 and 4,096 samples for epochs of 1,000, 1,000
+ * and 4,000): each worker opens its batch as a run of positions, the runs
+ * side by side far beyond the window (a quarter of the epoch).  Detected,
+ * followed 3 epochs, never lost; the opens that miss are runs' first ones
+ * beyond the window and the switches' votes.  A loader of another seed is
+ * lost within its first 200 opens (with the epoch given: not detected
+ * otherwise).  Without runs, all three were lost from the start.
+ */
+static void big_loader(uint64_t m, unsigned nw, unsigned bs, bool wrong)
+{
+	struct dsfs_sampler_cfg c, seed;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 9, count, k, e, lost = 0, lost_at = 0, job, worst = 0;
+	uint32_t *pos = calloc(m, sizeof(*pos)), *o;
+
+	for (job = 0; job < 10; job++) {
+		unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 2024 + job, 1);
+		unit_cfg(&seed, DSFS_SAMPLER_TORCH_RANDOM, wrong ? 999 : 2024 + job, 1);
+		CHECK(dsfs_tracker_new(&c, m, 0, !wrong, 0,
+				       dsfs_tracker_window_for(m), &t) == 0);
+		for (e = 0; e < (wrong ? 1 : 3); e++) {
+			o = unit_order(&seed, m, e, 0, &count);
+			unit_simulate(count, nw, bs, PREFETCH, 1, &rs, pos);
+			for (k = 0; k < count; k++) {
+				dsfs_tracker_prepare_next(t);
+				dsfs_tracker_access(t, o[pos[k]]);
+				dsfs_tracker_state(t, &st);
+				lost += st.detected == DSFS_TRACKER_LOST;
+				if (st.detected == DSFS_TRACKER_LOST && !lost_at)
+					lost_at = k + 1;
+			}
+			free(o);
+			if (!wrong)
+				CHECK(st.epoch == e);
+		}
+		if (wrong) {
+			CHECK(lost_at > 0 && lost_at <= 200);
+			lost_at = 0;
+		} else {
+			CHECK(lost == 0 && st.detected == DSFS_TRACKER_DETECTED);
+			worst = st.mispredictions > worst ? st.mispredictions : worst;
+		}
+		dsfs_tracker_free(t);
+	}
+	if (!wrong) {
+		fprintf(stderr, "%llu samples, %u workers of %u: up to %llu mispredictions in 3 epochs\n",
+			(unsigned long long)m, nw, bs, (unsigned long long)worst);
+		CHECK(worst * 20 <= 3 * m); /* at most 5% */
+	}
+	free(pos);
+}
+
+static void test_big_loaders(void)
+{
+	big_loader(1000, 8, 128, false);
+	big_loader(1000, 16, 32, false);
+	big_loader(4000, 8, 256, false);
+	big_loader(1000, 8, 128, true);
+	big_loader(4000, 8, 256, true);
+}
+
 /* The tracker believes seed 2024, the loader (8 workers) uses 999. */
 static void test_wrong_seed(void)
 {
@@ -358,6 +422,7 @@ int main(void)
 	test_holes();
 	test_cut_short();
 	test_small_slow();
+	test_big_loaders();
 	test_wrong_seed();
 	return UNIT_DONE();
 }
