@@ -241,7 +241,8 @@ int dsfs_tracker_group(struct dsfs_tracker *t, uint32_t ranks);
  * An access known to be this rank's, near the start of the epoch followed
  * (one a group's detection collected, or the last ones when the loader was
  * found again): its position is seen, whatever the window, if it lies in
- * the epoch's first 4 (collected + 8 + W) positions.  O(1).
+ * the epoch's first 4 (collected + 8 + W) positions; either way it counts
+ * as opened lately, for a worker's run that goes on from it.  O(1).
  */
 void dsfs_tracker_place(struct dsfs_tracker *t, uint64_t idx);
 /* The indices collected for detection, or that found the loader again

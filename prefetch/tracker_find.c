@@ -248,12 +248,16 @@ int dsfs_tracker_adopt(struct dsfs_tracker *t, uint64_t e, bool group)
 void dsfs_tracker_place(struct dsfs_tracker *t, uint64_t idx)
 {
 	uint32_t p;
+	bool near;
 
 	if (idx >= t->n || !t->cur.ready)
 		return;
 	p = dsfs_tracker_unseen_pos(t, idx);
-	if (p != NO_POS && p < 4 * recover_limit(t))
+	near = p != NO_POS && p < 4 * recover_limit(t);
+	if (near)
 		dsfs_tracker_mark_seen(t, p);
+	/* Opened lately: a run's next open follows it (and marks it). */
+	runs_add(t, (uint32_t)idx, !near);
 }
 
 /* Lost for an epoch's worth of accesses: the candidates move on one epoch
@@ -424,18 +428,21 @@ static uint32_t collected_pos(const struct dsfs_tracker *t,
 {
 	uint64_t limit = (uint64_t)t->ncollected + t->window, p, r;
 
-	p = ep->inv[t->collected[k]];
-	if (p != NO_POS && whole) {
-		r = p % t->cfg.world;
-		p /= t->cfg.world;
-		return r < t->rank || r >= t->rank + t->group || p >= limit ?
-			       NO_POS : (uint32_t)p;
-	}
-	if (p == NO_POS || p < limit)
+	uint64_t step = whole ? t->cfg.world : 1, g;
+
+	g = ep->inv[t->collected[k]];
+	if (g == NO_POS)
+		return NO_POS;
+	p = g / step;
+	r = g % step + (whole ? 0 : t->rank);
+	if (r < t->rank || r >= t->rank + t->group)
+		return NO_POS;
+	if (p < limit)
 		return (uint32_t)p;
-	if (ep->count >= RUN_MIN_COUNT &&
-	    ((p > 0 && collected_has(t, ep->order[p - 1])) ||
-	     (p + 1 < ep->count && collected_has(t, ep->order[p + 1]))))
+	/* A rank's neighbours are `world` apart in the whole permutation. */
+	if (ep->count / step >= RUN_MIN_COUNT &&
+	    ((g >= step && collected_has(t, ep->order[g - step])) ||
+	     (g + step < ep->count && collected_has(t, ep->order[g + step]))))
 		return (uint32_t)p;
 	return NO_POS;
 }

@@ -16,6 +16,7 @@
 #include "sampler.h"
 #include "tracker.h"
 #include "unit-check.h"
+#include "unit-loader.h"
 #include "unit-plan.h"
 
 #define N 1000
@@ -269,6 +270,50 @@ static void test_next_start_tie(void)
 			       1's epoch 2) */
 }
 
+/*
+ * Ranks 0 and 1 of 2 share a mount, each read by a loader holding all of
+ * its epoch of 1,000 samples in flight (8 workers of 128): their first
+ * opens are 16 runs side by side, interleaved.  The group's tracker
+ * detects epoch 3 (runs placed in each rank's order, whose neighbours are
+ * `world` apart in the whole permutation), in 20 jobs; a rank alone
+ * cannot.
+ */
+static void test_group_runs(void)
+{
+	enum { M = 2000, NW = 8, BS = 128, JOBS = 20 };
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 7, n0, n1, k0, k1, job, found = 0;
+	static uint32_t pos0[M], pos1[M];
+	uint32_t *o0, *o1;
+	int r;
+
+	for (job = 0; job < JOBS; job++) {
+		cfg_dist(&c, 100 + (int64_t)job, 2);
+		o0 = unit_order(&c, M, 3, 0, &n0);
+		o1 = unit_order(&c, M, 3, 1, &n1);
+		unit_simulate(n0, NW, BS, 2, 1, &rs, pos0);
+		unit_simulate(n1, NW, BS, 2, 1, &rs, pos1);
+		CHECK(dsfs_tracker_new(&c, M, 0, true, 0,
+				       dsfs_tracker_window_for(n0), &t) == 0);
+		CHECK(dsfs_tracker_group(t, 2) == 0);
+		r = DSFS_TRACK_DETECTING;
+		for (k0 = k1 = 0; r == DSFS_TRACK_DETECTING && k0 < n0;)
+			r = dsfs_tracker_access(t, unit_rnd(&rs) % 2 ?
+						   o1[pos1[k1++]] :
+						   o0[pos0[k0++]]);
+		dsfs_tracker_state(t, &st);
+		found += r == DSFS_TRACK_DETECTED && st.epoch == 3;
+		free(o0);
+		free(o1);
+		dsfs_tracker_free(t);
+	}
+	fprintf(stderr, "two ranks, all of each epoch in flight: epoch found in %llu of %u jobs\n",
+		(unsigned long long)found, JOBS);
+	CHECK(found == JOBS);
+}
+
 int main(void)
 {
 	test_next_start_tie();
@@ -277,5 +322,6 @@ int main(void)
 	test_group_detect(2, true);
 	test_group_detect(1, false);
 	test_group_args();
+	test_group_runs();
 	return UNIT_DONE();
 }
