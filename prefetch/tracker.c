@@ -365,27 +365,35 @@ bool dsfs_tracker_runs_has(const struct dsfs_tracker *t, uint32_t idx)
 /*
  * The position before unseen position p in its run, or NO_POS when p
  * continues none: each worker opens its batch's positions one after
- * another, so the one before p was opened lately; with
- * push, whose sentinels are the positions that are multiples of the
- * scheduler's stride (dsfs_tracker_low_every()), the sentinel before a
- * sentinel p.  A loader whose batches in flight (workers x prefetch_factor
- * x batch size) span most of a small epoch opens it as that many runs side
- * by side, which the window, a quarter of the epoch ahead of the furthest
- * open, does not hold.  Not in an epoch under RUN_MIN_COUNT samples, where
+ * another, so the one before p was opened lately; with push, whose
+ * sentinels are the positions that are multiples of the scheduler's stride
+ * (dsfs_tracker_low_every()), the sentinel before a sentinel p.  A loader
+ * whose batches in flight (workers x prefetch_factor x batch size) span
+ * most of a small epoch opens it as that many runs side by side, which the
+ * window, a quarter of the epoch ahead of the furthest open, does not
+ * hold.  Not in an epoch under RUN_MIN_COUNT samples, where
  * chance would place the opens of a wrong order so (RUN_RECENT / count).
+ * With `missed`, only a position before p still unseen: an open that
+ * missed (the bitmap first: most often the position before is seen).
  * O(1).
  */
-static uint32_t run_before(const struct dsfs_tracker *t, uint64_t p)
+static uint32_t run_before(const struct dsfs_tracker *t, uint64_t p,
+			   bool missed)
 {
-	uint64_t every = t->every_of;
+	uint64_t every = t->every_of, q;
 
 	if (t->cur.count < RUN_MIN_COUNT || p == 0 || p >= t->cur.count)
 		return NO_POS;
-	if (dsfs_tracker_runs_has(t, t->cur.order[p - 1]))
-		return (uint32_t)p - 1;
-	if (every > 1 && p % every == 0 && p >= every &&
-	    dsfs_tracker_runs_has(t, t->cur.order[p - every]))
-		return (uint32_t)(p - every);
+	q = p - 1;
+	if ((!missed || !bit_get(t->seen, q)) &&
+	    dsfs_tracker_runs_has(t, t->cur.order[q]))
+		return (uint32_t)q;
+	if (every <= 1 || p % every || p < every)
+		return NO_POS;
+	q = p - every;
+	if ((!missed || !bit_get(t->seen, q)) &&
+	    dsfs_tracker_runs_has(t, t->cur.order[q]))
+		return (uint32_t)q;
 	return NO_POS;
 }
 
@@ -408,29 +416,10 @@ static enum place place_of(const struct dsfs_tracker *t, uint64_t idx,
 		return PLACE_NONE;
 	if (in_window(t, p) && !rather_next(t, idx, p))
 		return PLACE_WINDOW;
-	if (run_before(t, p) != NO_POS)
+	if (run_before(t, p, false) != NO_POS)
 		return PLACE_RUN;
 	return t->cur.count >= RUN_MIN_COUNT && p == t->cur.inv[idx] &&
 		       !holes_served(t) ? PLACE_RUN : PLACE_NONE;
-}
-
-/* The position before p in its run (as run_before()) if unseen there and
- * opened lately: an open that missed; else NO_POS.  The bitmap first: most
- * often the position before is seen. */
-static uint32_t missed_before(const struct dsfs_tracker *t, uint64_t p)
-{
-	uint64_t every = t->every_of;
-
-	if (t->cur.count < RUN_MIN_COUNT || p == 0 || p >= t->cur.count)
-		return NO_POS;
-	if (!bit_get(t->seen, p - 1) &&
-	    dsfs_tracker_runs_has(t, t->cur.order[p - 1]))
-		return (uint32_t)p - 1;
-	if (every > 1 && p % every == 0 && p >= every &&
-	    !bit_get(t->seen, p - every) &&
-	    dsfs_tracker_runs_has(t, t->cur.order[p - every]))
-		return (uint32_t)(p - every);
-	return NO_POS;
 }
 
 /* Mark p seen, placed `how`, and the opens before it in its run that
@@ -446,7 +435,7 @@ static void mark_placed(struct dsfs_tracker *t, uint32_t p, enum place how)
 	else
 		dsfs_tracker_mark_run(t, p);
 	for (n = 0; n < RUN_RECENT; n++) {
-		q = missed_before(t, q);
+		q = run_before(t, q, true);
 		if (q == NO_POS ||
 		    dsfs_tracker_unseen_pos(t, t->cur.order[q]) != q)
 			break;
