@@ -527,9 +527,11 @@ static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 	uint32_t p = next_start_pos(t, idx);
 
 	if (t->mode != DSFS_TRACKER_LOST &&
-	    t->low + padded_tail(t) >= t->cur.count)
-		need = 1;	/* all seen (or given up, or padding): the
-				   epoch is over */
+	    (t->low + padded_tail(t) >= t->cur.count ||
+	     (t->every_of > 1 &&
+	      t->every_low + padded_tail(t) >= t->cur.count)))
+		need = 1;	/* all seen (or given up, or padding; with
+				   push, every sentinel): the epoch is over */
 	else if (t->mode != DSFS_TRACKER_LOST && nearly_over(t))
 		need = 2;	/* one stray must not switch */
 	if (t->learned && t->mode != DSFS_TRACKER_LOST &&

@@ -327,9 +327,14 @@ static void test_small_slow(void)
  * followed 3 epochs, never lost; the opens that miss are runs' first ones
  * beyond the window and the switches' votes.  A loader of another seed is
  * lost within its first 200 opens (with the epoch given: not detected
- * otherwise).  Without runs, all three were lost from the start.
+ * otherwise).  Without runs, all three were lost from the start.  With
+ * push after the first epoch (only every 8th position's open seen, the
+ * scheduler's sentinels), the runs go from sentinel to sentinel, and an
+ * epoch whose every sentinel was seen is over (before: the epochs after
+ * the first ended in the wrong place).
  */
-static void big_loader(uint64_t m, unsigned nw, unsigned bs, bool wrong)
+static void big_loader(uint64_t m, unsigned nw, unsigned bs, bool wrong,
+		       uint32_t every)
 {
 	struct dsfs_sampler_cfg c, seed;
 	struct dsfs_tracker *t;
@@ -346,8 +351,11 @@ static void big_loader(uint64_t m, unsigned nw, unsigned bs, bool wrong)
 			o = unit_order(&seed, m, e, 0, &count);
 			unit_simulate(count, nw, bs, PREFETCH, 1, &rs, pos);
 			for (k = 0; k < count; k++) {
+				if (e && pos[k] % every)
+					continue; /* pushed */
 				dsfs_tracker_prepare_next(t);
 				dsfs_tracker_access(t, o[pos[k]]);
+				dsfs_tracker_low_every(t, every);
 				dsfs_tracker_state(t, &st);
 				lost += st.detected == DSFS_TRACKER_LOST;
 				if (st.detected == DSFS_TRACKER_LOST && !lost_at)
@@ -367,8 +375,9 @@ static void big_loader(uint64_t m, unsigned nw, unsigned bs, bool wrong)
 		dsfs_tracker_free(t);
 	}
 	if (!wrong) {
-		fprintf(stderr, "%llu samples, %u workers of %u: up to %llu mispredictions in 3 epochs\n",
-			(unsigned long long)m, nw, bs, (unsigned long long)worst);
+		fprintf(stderr, "%llu samples, %u workers of %u, sentinels every %u: up to %llu mispredictions in 3 epochs\n",
+			(unsigned long long)m, nw, bs, every,
+			(unsigned long long)worst);
 		CHECK(worst * 20 <= 3 * m); /* at most 5% */
 	}
 	free(pos);
@@ -376,11 +385,13 @@ static void big_loader(uint64_t m, unsigned nw, unsigned bs, bool wrong)
 
 static void test_big_loaders(void)
 {
-	big_loader(1000, 8, 128, false);
-	big_loader(1000, 16, 32, false);
-	big_loader(4000, 8, 256, false);
-	big_loader(1000, 8, 128, true);
-	big_loader(4000, 8, 256, true);
+	big_loader(1000, 8, 128, false, 1);
+	big_loader(1000, 16, 32, false, 1);
+	big_loader(4000, 8, 256, false, 1);
+	big_loader(1000, 8, 128, false, 8);
+	big_loader(4000, 8, 256, false, 8);
+	big_loader(1000, 8, 128, true, 1);
+	big_loader(4000, 8, 256, true, 1);
 }
 
 /* The tracker believes seed 2024, the loader (8 workers) uses 999. */
