@@ -520,7 +520,8 @@ static bool nearly_over(const struct dsfs_tracker *t)
  * it sits at that epoch's start.  Switches after `need` votes in a row
  * (lost, or the current epoch not nearly_over()), 2 when it is nearly
  * over, 1 when the low-water mark reached its end (or its padding:
- * padded_tail()).
+ * padded_tail()), or with push every sentinel from it on was seen
+ * (dsfs_tracker_low_every()'s cursor).
  */
 static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 {
