@@ -569,6 +569,8 @@ bool dsfs_sched_pid_alive(uint32_t pid)
 
 _Static_assert(DSFS_TRACKER_NEVER == DSFS_READERS_NOWHERE,
 	       "a plan time the tracker has not is one readers.h has not");
+_Static_assert(DSFS_READERS_RUN >= DSFS_SCHED_SENTINEL,
+	       "with push, a worker's opens go sentinel to sentinel: a run");
 
 /* CLOCK_MONOTONIC_COARSE in nanoseconds. */
 uint64_t dsfs_sched_coarse_ns(void)
