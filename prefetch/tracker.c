@@ -352,7 +352,8 @@ static bool rather_next(const struct dsfs_tracker *t, uint64_t idx,
 	       t->next.inv[idx] != NO_POS && t->next.inv[idx] < vote_span(t);
 }
 
-bool dsfs_tracker_runs_has(const struct dsfs_tracker *t, uint32_t idx)
+/* Whether idx is one of the last RUN_RECENT accesses (runs_add()). */
+static bool runs_has(const struct dsfs_tracker *t, uint32_t idx)
 {
 	uint32_t i;
 
@@ -386,13 +387,13 @@ static uint32_t run_before(const struct dsfs_tracker *t, uint64_t p,
 		return NO_POS;
 	q = p - 1;
 	if ((!missed || !bit_get(t->seen, q)) &&
-	    dsfs_tracker_runs_has(t, t->cur.order[q]))
+	    runs_has(t, t->cur.order[q]))
 		return (uint32_t)q;
 	if (every <= 1 || p % every || p < every)
 		return NO_POS;
 	q = p - every;
 	if ((!missed || !bit_get(t->seen, q)) &&
-	    dsfs_tracker_runs_has(t, t->cur.order[q]))
+	    runs_has(t, t->cur.order[q]))
 		return (uint32_t)q;
 	return NO_POS;
 }

@@ -426,16 +426,15 @@ static uint32_t collected_pos(const struct dsfs_tracker *t,
 			      const struct dsfs_tracker_epoch *ep, uint32_t k,
 			      bool whole)
 {
-	uint64_t limit = (uint64_t)t->ncollected + t->window, p, r;
-
-	uint64_t step = whole ? t->cfg.world : 1, g;
+	uint64_t limit = (uint64_t)t->ncollected + t->window;
+	uint64_t step = whole ? t->cfg.world : 1, g, p, r;
 
 	g = ep->inv[t->collected[k]];
 	if (g == NO_POS)
 		return NO_POS;
 	p = g / step;
-	r = g % step + (whole ? 0 : t->rank);
-	if (r < t->rank || r >= t->rank + t->group)
+	r = g % step;	/* the rank of g when whole */
+	if (whole && (r < t->rank || r >= t->rank + t->group))
 		return NO_POS;
 	if (p < limit)
 		return (uint32_t)p;
@@ -447,10 +446,11 @@ static uint32_t collected_pos(const struct dsfs_tracker *t,
 	return NO_POS;
 }
 
-/* The collection's indices the current epoch places (collected_pos()) and
- * the switch's votes did not mark: seen (those beyond limit as runs').
- * All of the collection was opened lately, for the runs to go on (a run's
- * first open placed by its next, tracker.c's mark_placed()). */
+/* The collection's indices the current epoch, just begun, places
+ * (collected_pos()): seen (those beyond limit as runs'); the epoch's head
+ * is where they took the frontier.  All of the collection was opened
+ * lately, for the runs to go on (a run's first open placed by its next,
+ * tracker.c's mark_placed()). */
 static void mark_collection(struct dsfs_tracker *t, uint64_t limit)
 {
 	uint32_t k, p;
@@ -465,6 +465,7 @@ static void mark_collection(struct dsfs_tracker *t, uint64_t limit)
 		else
 			dsfs_tracker_mark_run(t, p);
 	}
+	t->head = t->frontier;
 }
 
 /* How many of the collection epoch ep's order does not place: a match
@@ -524,12 +525,6 @@ static int detect(struct dsfs_tracker *t, bool last)
 			continue;
 		t->next.err = 0;
 		votes_clear(t);
-		for (k = 0; k < t->ncollected; k++) {
-			uint32_t p = collected_pos(t, &t->next, k, false);
-
-			if (p != NO_POS && p < limit && t->nvotes < VOTES_MAX)
-				t->votes[t->nvotes++] = p;
-		}
 		if (dsfs_tracker_switch_epoch(t))
 			break;
 		mark_collection(t, limit);

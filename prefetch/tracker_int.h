@@ -128,7 +128,7 @@ struct dsfs_tracker {
 	uint32_t recent[RECENT];	/* the last accesses, any result */
 	uint32_t recent_pos;
 	uint32_t runs[RUN_RECENT];	/* the last accesses in this
-					   epoch, for dsfs_tracker_runs_has();
+					   epoch, for tracker.c's runs_has();
 					   UINT32_MAX where none */
 	uint64_t runs_missed;		/* bit i: runs[i] was a miss */
 	uint32_t runs_pos;
@@ -136,7 +136,7 @@ struct dsfs_tracker {
 	uint64_t starts;	/* epochs found again (dsfs_tracker_adopt) */
 };
 
-/* Record idx as opened lately (dsfs_tracker_runs_has), and whether that
+/* Record idx as opened lately (tracker.c's runs_has()), and whether that
  * open missed. */
 static inline void runs_add(struct dsfs_tracker *t, uint32_t idx, bool miss)
 {
@@ -184,8 +184,6 @@ int dsfs_tracker_epoch_index(struct dsfs_tracker *t,
 			     struct dsfs_tracker_epoch *ep);
 /* Forget the current epoch's progress. */
 void dsfs_tracker_progress_reset(struct dsfs_tracker *t);
-/* Whether idx is one of the last RUN_RECENT accesses. */
-bool dsfs_tracker_runs_has(const struct dsfs_tracker *t, uint32_t idx);
 /* Mark position pos of the current epoch seen, moving low and frontier. */
 void dsfs_tracker_mark_seen(struct dsfs_tracker *t, uint64_t pos);
 /* Mark pos seen, a run's next open (tracker.c's run_before()): the
