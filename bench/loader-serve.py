@@ -48,7 +48,7 @@ def epoch(dl, sleep_ms):
     n = nbytes = 0
     t, c = time.monotonic(), cpu_busy()
     for batch in dl:
-        for _, data in batch:
+        for _, data, _ in batch:
             n += 1
             nbytes += len(data)
         if sleep_ms:

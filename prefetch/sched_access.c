@@ -583,7 +583,11 @@ uint64_t dsfs_sched_coarse_ns(void)
 
 /*
  * Whether process pid's open of idx (routed to r) is left out of the plan
- * (readers.h), only while every rank follows its loader.  A loader's
+ * (readers.h), only while every rank follows its loader, and never once a
+ * loader was seen to read strays (strays_found_locked(): its workers place
+ * a half or a quarter of their opens, their place in the plan moved by
+ * each stray; the trackers take another program's opens as more
+ * strays).  A loader's
  * process moves on through r's plan by at most a sixteenth of an epoch
  * from one of its opens to the next (a quarter of the window: DataLoader
  * workers jump further only between their batches), and at least 64
@@ -600,7 +604,7 @@ static bool other_reader_locked(struct dsfs_sched *s, struct srank *r,
 	uint64_t missed;
 	char name[32];
 
-	if (!pid || !all_follow_locked(s))
+	if (!pid || !all_follow_locked(s) || s->strays)
 		return false;
 	dsfs_tracker_state(r->t, &st);
 	o.near = dsfs_tracker_window_for(st.count);

@@ -63,6 +63,10 @@ struct dsfs_sched {
 	uint32_t nranks;
 	bool repush;			/* see dsfs_sched_repush; written
 					   under lock, read relaxed too */
+	bool strays;			/* a loader reads samples besides
+					   its order's (stride_locked); under
+					   lock */
+	bool strays_said;		/* ... and the log said so once */
 	unsigned inflight;		/* reads submitted, not completed */
 	unsigned depth;			/* in flight at most now (depth_locked) */
 	bool stop;

@@ -80,13 +80,14 @@ static void lead_move_locked(struct dsfs_sched *s, struct srank *r,
  * are held in the cache beside it.  Kept to a quarter of the rank's share
  * of the lead: 8 (DSFS_SCHED_SENTINEL) for files of up to 1/32 of it, 1
  * (nothing pushed, every read seen) for shards of an eighth.  1 without
- * push.  Called with s->lock held.
+ * push, and once a loader was seen to read strays (strays_found_locked).
+ * Called with s->lock held.
  */
 static uint32_t stride_locked(const struct dsfs_sched *s)
 {
 	uint64_t share = s->cfg.lead_bytes / s->nranks, mean, every;
 
-	if (!s->cfg.filled)
+	if (!s->cfg.filled || s->strays)
 		return 1;
 	if (!s->sizes)
 		return DSFS_SCHED_SENTINEL;
@@ -106,6 +107,31 @@ static void size_seen_locked(struct dsfs_sched *s, uint64_t size)
 	}
 	s->size_sum += size;
 	s->sizes++;
+}
+
+/*
+ * A loader's Dataset reads samples besides the ones its sampler asks
+ * (mosaic or mixup augmentation drawing random others, pairs of views):
+ * its tracker follows it through those strays (tracker.h), but with push
+ * it would see only every eighth of the loader's own opens among them,
+ * too few to follow.  From now on every rank's reads all reach the daemon
+ * (stride 1: nothing pushed; the planned files are served from the cache
+ * by READ), until a rank begins an epoch with no strays in its recent
+ * opens (another program read beside the loader for a while).  Logged
+ * once.  Called with s->lock held.
+ */
+static void strays_found_locked(struct dsfs_sched *s)
+{
+	uint32_t i;
+
+	s->strays = true;
+	for (i = 0; i < s->nranks; i++)
+		s->ranks[i].every = 1;
+	if (s->strays_said)
+		return;
+	s->strays_said = true;
+	dsfs_info("plan: more than a quarter of the loader's opens are of samples out of its order while it reads on in it (its Dataset reads others besides the ones asked, such as mosaic or mixup augmentation): following it through them%s",
+		  s->cfg.filled ? ", every planned file read through dsfs (no push)" : "");
 }
 
 /* Whether guess t placed every open it was given, GUESS_FOLLOWED of them
@@ -136,6 +162,8 @@ bool dsfs_sched_rank_update_locked(struct dsfs_sched *s, struct srank *r)
 	if (st.detected == DSFS_TRACKER_LOST ||
 	    st.detected == DSFS_TRACKER_DETECTING)
 		return false;
+	if (st.strays && !s->strays)
+		strays_found_locked(s);
 	if (st.epoch != r->epoch || st.starts != r->starts) {
 		/* positions restart at the boundary; from 0 when the
 		 * loader was found again at an epoch's start */
@@ -146,6 +174,8 @@ bool dsfs_sched_rank_update_locked(struct dsfs_sched *s, struct srank *r)
 		/* a new epoch: the kernel may keep it */
 		__atomic_store_n(&s->repush, false, __ATOMIC_RELAXED);
 		r->starts = st.starts;
+		if (!st.strays)
+			s->strays = false;
 		r->every = stride_locked(s);
 		recount = true;
 	}

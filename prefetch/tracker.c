@@ -238,11 +238,41 @@ static bool in_window(const struct dsfs_tracker *t, uint64_t p)
 	return p + 2 * w >= t->frontier && p < t->frontier + w;
 }
 
+static bool moves_frontier(const struct dsfs_tracker *t, uint64_t p);
+
+/*
+ * Mark positions pos[0..n) of an epoch just begun seen (sorted first, in
+ * place): those the frontier may move to (moves_frontier(), position by
+ * position from the lowest) as the window's, the others as runs'.  An
+ * epoch's first opens include strays, when the loader's Dataset reads
+ * random samples besides the ones asked, and one of them, anywhere in the
+ * first positions, would put the frontier there.  O(n^2) (n <= 48).
+ */
+void dsfs_tracker_mark_start(struct dsfs_tracker *t, uint32_t *pos,
+			     uint32_t n)
+{
+	uint32_t i, j, p;
+
+	for (i = 1; i < n; i++)
+		for (j = i, p = pos[i]; j > 0 && pos[j - 1] > p; j--) {
+			pos[j] = pos[j - 1];
+			pos[j - 1] = p;
+		}
+	for (i = 0; i < n; i++) {
+		if (bit_get(t->seen, pos[i]))
+			continue;
+		if (moves_frontier(t, pos[i]))
+			dsfs_tracker_mark_seen(t, pos[i]);
+		else
+			dsfs_tracker_mark_run(t, pos[i]);
+	}
+}
+
 /* Make cur the next epoch (which must be ready) and mark the votes seen. */
 int dsfs_tracker_switch_epoch(struct dsfs_tracker *t)
 {
 	struct dsfs_tracker_epoch tmp = t->cur;
-	uint32_t votes[VOTES_MAX], nvotes = t->nvotes, i;
+	uint32_t votes[VOTES_MAX], nvotes = t->nvotes, i, n;
 	int err = dsfs_tracker_learn_length(t);
 
 	if (!err)
@@ -255,9 +285,10 @@ int dsfs_tracker_switch_epoch(struct dsfs_tracker *t)
 	t->next.ready = false;
 	t->next.err = 0;
 	dsfs_tracker_progress_reset(t);
-	for (i = 0; i < nvotes; i++)
-		if (votes[i] < t->cur.count && !bit_get(t->seen, votes[i]))
-			dsfs_tracker_mark_seen(t, votes[i]);
+	for (i = n = 0; i < nvotes; i++)
+		if (votes[i] < t->cur.count)
+			votes[n++] = votes[i];
+	dsfs_tracker_mark_start(t, votes, n);
 	t->head = t->frontier;
 	return 0;
 }
@@ -399,6 +430,45 @@ static uint32_t run_before(const struct dsfs_tracker *t, uint64_t p,
 }
 
 /*
+ * Whether unseen position p goes on with a worker's run, loosely: some
+ * open of the last RUN_RECENT sits at most RUN_GAP before it (those
+ * between read from the page cache, or by another worker), or with push
+ * the sentinel before it.  Never in an epoch under RUN_MIN_COUNT.
+ * O(RUN_GAP * RUN_RECENT).
+ */
+static bool runs_near(const struct dsfs_tracker *t, uint64_t p)
+{
+	uint64_t every = t->every_of, q;
+
+	if (t->cur.count < RUN_MIN_COUNT)
+		return false;
+	for (q = p > RUN_GAP ? p - RUN_GAP : 0; q < p; q++)
+		if (runs_has(t, t->cur.order[q]))
+			return true;
+	return every > 1 && p % every == 0 && p >= every &&
+	       runs_has(t, t->cur.order[p - every]);
+}
+
+/*
+ * Whether the window's unseen position p may move the frontier: it is
+ * within giveup_min() past it, or goes on with a run (runs_near()): a
+ * worker's next open.  A loader's workers open their batches' positions
+ * one after another, a new batch's first open at most a batch past the
+ * frontier, and its next ones take the frontier there.  An open far past
+ * the frontier with none before it is placed without moving it: a stray
+ * (a sample the loader's Dataset reads besides the one asked, such as
+ * mosaic or mixup augmentation drawing random others) lands anywhere in
+ * the window and would drag the frontier ahead by up to a window each,
+ * until the loader's own opens fall behind it.  Only in an epoch of
+ * RUN_MIN_COUNT or more, as for runs.
+ */
+static bool moves_frontier(const struct dsfs_tracker *t, uint64_t p)
+{
+	return t->cur.count < RUN_MIN_COUNT ||
+	       p < t->frontier + giveup_min(t) || runs_near(t, p);
+}
+
+/*
  * How idx, unseen at p in the current epoch (or NO_POS), is placed there:
  * by the window, which holds it (not taken for a vote for the next
  * epoch); as a run's next open; or, in an epoch of RUN_MIN_COUNT or more
@@ -416,7 +486,7 @@ static enum place place_of(const struct dsfs_tracker *t, uint64_t idx,
 	if (p == NO_POS)
 		return PLACE_NONE;
 	if (in_window(t, p) && !rather_next(t, idx, p))
-		return PLACE_WINDOW;
+		return moves_frontier(t, p) ? PLACE_WINDOW : PLACE_RUN;
 	if (run_before(t, p, false) != NO_POS)
 		return PLACE_RUN;
 	return t->cur.count >= RUN_MIN_COUNT && p == t->cur.inv[idx] &&
@@ -444,18 +514,43 @@ static void mark_placed(struct dsfs_tracker *t, uint32_t p, enum place how)
 	}
 }
 
-/* Record one result in the miss history; may make the tracker lost. */
-static void record(struct dsfs_tracker *t, bool miss)
+/*
+ * Whether the loader's runs go on while many of its opens miss: in an
+ * epoch of STRAY_MIN_COUNT or more, at least a sixteenth of the accesses
+ * of the miss history were placed next to an open of the last RUN_RECENT
+ * (runs_near()).  A loader whose Dataset reads random samples besides the
+ * one asked (mosaic, mixup, pairs) opens as many strays as samples of the
+ * order, or three times as many: they miss, but its own opens go on in
+ * runs, which a wrong order's (or another job's) make by chance about
+ * once in 32 opens at most (RUN_GAP * RUN_RECENT / count): 8 of 256
+ * against the 16 needed (a loader with three strays a sample makes 50).
+ * O(1).
+ */
+static bool runs_go_on(const struct dsfs_tracker *t)
+{
+	return t->cur.count >= STRAY_MIN_COUNT &&
+	       t->hist_runs * 16 >= t->hist_len;
+}
+
+/* Record one result in the miss history (run: placed going on with a
+ * run); may make the tracker lost: LOST_RUN misses in a row, or more than
+ * a quarter of the history unless runs_go_on(). */
+static void record(struct dsfs_tracker *t, bool miss, bool run)
 {
 	uint64_t *w = &t->hist[t->hist_pos / 64];
+	uint64_t *wr = &t->hist_run[t->hist_pos / 64];
 	uint64_t bit = 1ULL << (t->hist_pos % 64);
 
-	if (t->hist_len == HIST_BITS && (*w & bit))
-		t->hist_misses--;
-	else if (t->hist_len < HIST_BITS)
+	if (t->hist_len == HIST_BITS) {
+		t->hist_misses -= !!(*w & bit);
+		t->hist_runs -= !!(*wr & bit);
+	} else {
 		t->hist_len++;
+	}
 	*w = miss ? *w | bit : *w & ~bit;
+	*wr = run ? *wr | bit : *wr & ~bit;
 	t->hist_misses += miss;
+	t->hist_runs += run;
 	t->hist_pos = (t->hist_pos + 1) % HIST_BITS;
 	t->miss_run = miss ? t->miss_run + 1 : 0;
 	if (!miss)
@@ -464,7 +559,8 @@ static void record(struct dsfs_tracker *t, bool miss)
 	if (t->mode == DSFS_TRACKER_LOST)
 		return;
 	if (t->miss_run >= LOST_RUN ||
-	    (t->hist_len >= HIST_MIN && t->hist_misses * 4 > t->hist_len)) {
+	    (t->hist_len >= HIST_MIN && t->hist_misses * 4 > t->hist_len &&
+	     !runs_go_on(t))) {
 		t->mode = DSFS_TRACKER_LOST;
 		dsfs_tracker_unlearn(t);
 		votes_clear(t);
@@ -479,7 +575,9 @@ void dsfs_tracker_unlose(struct dsfs_tracker *t)
 	dsfs_tracker_ahead_free(t);
 	t->mode = t->tracking;
 	memset(t->hist, 0, sizeof(t->hist));
+	memset(t->hist_run, 0, sizeof(t->hist_run));
 	t->hist_len = t->hist_pos = t->hist_misses = t->miss_run = 0;
+	t->hist_runs = 0;
 	t->nring = t->ring_pos = t->since_test = 0;
 	t->lost_run = 0;
 }
@@ -517,16 +615,52 @@ static bool nearly_over(const struct dsfs_tracker *t)
 }
 
 /*
+ * Whether strays may come between the votes for the next epoch: in an
+ * epoch of STRAY_MIN_COUNT or more, while tracking.  A loader whose
+ * Dataset reads random samples besides the ones asked opens strays
+ * between its votes, which would end each run of them; but a stray lands
+ * at the next epoch's start too, once in count / vote_span() opens, and
+ * would add to the votes.  So there, a vote counts only where it goes on
+ * from the start (vote_goes_on()), and a miss elsewhere ends no run.
+ */
+static bool strays_allowed(const struct dsfs_tracker *t)
+{
+	return t->mode != DSFS_TRACKER_LOST &&
+	       t->cur.count >= STRAY_MIN_COUNT;
+}
+
+/* Whether vote p, a position of the next epoch, goes on from its start:
+ * within giveup_min() of it, or at most RUN_GAP past another vote (a
+ * worker's batch).  A stray's chance: (giveup_min() + RUN_GAP * votes) /
+ * count.  O(votes). */
+static bool vote_goes_on(const struct dsfs_tracker *t, uint32_t p)
+{
+	uint32_t i;
+
+	if (p < giveup_min(t))
+		return true;
+	for (i = 0; i < t->nvotes; i++)
+		if (t->votes[i] < p && p - t->votes[i] <= RUN_GAP)
+			return true;
+	return false;
+}
+
+/*
  * idx is not placeable in the current epoch: a vote for the next one when
  * it sits at that epoch's start.  Switches after `need` votes in a row
  * (lost, or the current epoch not nearly_over()), 2 when it is nearly
  * over, 1 when the low-water mark reached its end (or its padding:
  * padded_tail()), or with push every sentinel from it on was seen
- * (dsfs_tracker_low_every()'s cursor).
+ * (dsfs_tracker_low_every()'s cursor).  "In a row": with no open placed
+ * in this epoch between them (maybe_next()), and no other miss; where
+ * strays_allowed(), counting only the votes that go on from the start,
+ * whatever misses come between (but for one that switches an epoch
+ * over).
  */
 static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 {
 	uint32_t p = next_start_pos(t, idx);
+	bool strays;
 
 	if (t->mode != DSFS_TRACKER_LOST &&
 	    (t->low + padded_tail(t) >= t->cur.count ||
@@ -540,13 +674,19 @@ static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 	    dsfs_tracker_past_end(t, idx, p))
 		return DSFS_TRACK_MISS;
 	if (p == NO_POS) {
-		votes_clear(t);
+		if (!strays_allowed(t))
+			votes_clear(t);
 		return DSFS_TRACK_MISS;
 	}
 	if (need == 1 && p >= t->window)
 		need = 2;	/* a lone vote only from the first W */
-	t->votes[t->nvotes++] = p;
-	if (t->nvotes - t->nmaybe < need)
+	strays = strays_allowed(t);
+	if (strays)
+		t->nsupported += vote_goes_on(t, p);
+	if (!strays || t->nvotes < VOTES_MAX)
+		t->votes[t->nvotes++] = p;
+	if ((strays && need > 1 ? t->nsupported : t->nvotes - t->nmaybe) <
+	    need)
 		return DSFS_TRACK_MISS;
 	if (dsfs_tracker_switch_epoch(t)) {
 		votes_clear(t);
@@ -617,20 +757,22 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 {
 	enum place how;
 	uint32_t p;
+	bool run;
 	int r;
 
 	if (!t->cur.ready) {	/* detection found no epoch */
-		record(t, true);
+		record(t, true, false);
 		return dsfs_tracker_recover(t, idx);
 	}
 	if (t->mode != DSFS_TRACKER_LOST) {
 		p = dsfs_tracker_unseen_pos(t, idx);
 		how = place_of(t, idx, p);
 		if (how != PLACE_NONE) {
+			run = runs_near(t, p);
 			mark_placed(t, p, how);
 			if (!maybe_next(t, idx))
 				votes_clear(t);
-			record(t, false);
+			record(t, false, run);
 			if (++t->plan_run >= EARLY_VOTES &&
 			    t->plan_run >= follow_run(t))
 				t->nring = t->ring_pos = 0;
@@ -644,7 +786,7 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 		if (r == DSFS_TRACK_MISS)
 			r = dsfs_tracker_recover(t, idx);
 	}
-	record(t, r == DSFS_TRACK_MISS);
+	record(t, r == DSFS_TRACK_MISS, false);
 	return r;
 }
 
@@ -656,7 +798,7 @@ int dsfs_tracker_access(struct dsfs_tracker *t, uint64_t idx)
 	t->accesses++;
 	if (idx >= t->n) {
 		if (t->mode != DSFS_TRACKER_DETECTING)
-			record(t, true);
+			record(t, true, false);
 		return DSFS_TRACK_MISS;
 	}
 	t->recent[t->recent_pos++ % RECENT] = (uint32_t)idx;
@@ -830,6 +972,9 @@ void dsfs_tracker_state(const struct dsfs_tracker *t,
 	st->frontier = t->frontier;
 	st->seen = t->nseen;
 	st->count = t->cur.count;
+	st->strays = t->mode != DSFS_TRACKER_LOST &&
+		     t->hist_len >= HIST_MIN &&
+		     t->hist_misses * 4 > t->hist_len && runs_go_on(t);
 }
 
 int dsfs_tracker_at(struct dsfs_tracker *t, uint64_t pos, uint64_t *idx)

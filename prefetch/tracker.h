@@ -77,6 +77,10 @@ struct dsfs_tracker_state {
 				    epoch's start while lost (that epoch's
 				    positions start afresh, also when it is
 				    the same epoch) */
+	bool strays;		 /* more than a quarter of the last accesses
+				    missed, but the loader's runs go on: its
+				    Dataset reads samples besides the ones
+				    asked (see dsfs_tracker_access()) */
 };
 
 struct dsfs_tracker;
@@ -186,7 +190,19 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * cfg.canon maps them to the one the accesses report (a list naming a
  * path twice to oversample it).
  * LOST after 64 misses in a row, or when at least 64 of the accesses are
- * recorded and more than a quarter of the last min(accesses, 256) missed.
+ * recorded and more than a quarter of the last min(accesses, 256) missed,
+ * unless (an epoch of 16384 samples or more) a sixteenth of those went on
+ * with a worker's run.
+ * Strays (a loader's Dataset reading random samples besides the ones
+ * asked, mosaic or mixup augmentation): in an epoch of 512 samples or
+ * more, an open placed more than G past F moves F only when one of the
+ * last 64 accesses sits up to 8 positions before it (or, with push, at the
+ * sentinel before it); else it is placed and F stays.  In an epoch of
+ * 16384 or more (tracking), misses between votes for the next epoch do not
+ * end their run, and only votes within G of its start or up to 8 past
+ * another vote count (but for the one vote that switches an epoch over).
+ * dsfs_tracker_state()'s strays says that more than a quarter of the
+ * recent accesses missed while its runs went on.
  * Lost: every access is a MISS but the one that finds the loader again:
  * 16 in a row in the first W positions of the next epoch switch to it
  * (NEXT_EPOCH); or the last DSFS_TRACKER_DETECT_SAMPLES distinct accesses
@@ -212,7 +228,10 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * DSFS_TRACKER_DETECT_SAMPLES distinct indices (half of this rank's
  * samples when it has fewer than twice that); then tests each candidate epoch: it matches when all but
  * an eighth of the collected indices have a position below collected + W
- * in its order.  The first match: DETECTED, tracking it with the collected
+ * in its order (or next to another collected one, in an epoch of 512 or
+ * more), or as many as chance places there once in 2^20 if fewer; with
+ * 32 collected and one candidate placing all but a quarter, or as many as
+ * chance does once in 2^14, 16 more are collected and it tests again.  The first match: DETECTED, tracking it with the collected
  * positions seen.  None: LOST (MISS).  Needs count well above
  * collected + W, or early epochs all match.
  *

@@ -447,29 +447,74 @@ static uint32_t collected_pos(const struct dsfs_tracker *t,
 }
 
 /* The collection's indices the current epoch, just begun, places
- * (collected_pos()): seen (those beyond limit as runs'); the epoch's head
+ * (collected_pos()): seen (those beyond limit as runs', those within as
+ * dsfs_tracker_mark_start() marks them); the epoch's head
  * is where they took the frontier.  All of the collection was opened
  * lately, for the runs to go on (a run's first open placed by its next,
  * tracker.c's mark_placed()). */
 static void mark_collection(struct dsfs_tracker *t, uint64_t limit)
 {
-	uint32_t k, p;
+	uint32_t k, p, start[DSFS_TRACKER_DETECT_SAMPLES + RECENT], n = 0;
 
-	for (k = 0; k < t->ncollected; k++) {
+	for (k = 0; k < t->ncollected; k++)
 		runs_add(t, t->collected[k], false);
+	for (k = 0; k < t->ncollected; k++) {
 		p = collected_pos(t, &t->cur, k, false);
 		if (p == NO_POS || bit_get(t->seen, p))
 			continue;
 		if (p < limit)
-			dsfs_tracker_mark_seen(t, p);
+			start[n++] = p;
 		else
 			dsfs_tracker_mark_run(t, p);
 	}
+	dsfs_tracker_mark_start(t, start, n);
 	t->head = t->frontier;
 }
 
-/* How many of the collection epoch ep's order does not place: a match
- * when at most an eighth. */
+/*
+ * The fewest of n collected indices a candidate of count positions must
+ * place to match: all but an eighth (`strict`), or fewer where chance
+ * hardly places that many (a binomial tail under `chance`; each index
+ * places by chance with the probability that it falls within limit of
+ * the start or next to another of the collection).  A loader's Dataset
+ * that reads other samples besides the one asked (mosaic or mixup
+ * augmentation drawing random ones, a pair of views) opens as many strays
+ * as samples of the order, or more.  With DETECT_CHANCE an epoch of
+ * 50,000 samples matches on 13 of 32, one of 1,280,000 on 5, one of 2,000
+ * on 24.  Not a group's (its candidates place each rank's).  O(n).
+ */
+#define DETECT_CHANCE (1.0 / (1 << 20))	/* a match */
+#define RETRY_CHANCE (1.0 / (1 << 14))	/* a second test */
+
+static uint32_t placed_needed(const struct dsfs_tracker *t, uint32_t n,
+			      uint64_t limit, uint64_t count, uint32_t strict,
+			      double chance)
+{
+	double p, q, pmf, tail = 0, pmfs[DSFS_TRACKER_DETECT_SAMPLES + RECENT + 1];
+	uint32_t x;
+
+	if (t->group > 1 || !count)
+		return strict;
+	p = (double)(limit + (count >= RUN_MIN_COUNT ? 2 * n : 0)) /
+	    (double)count;
+	if (p >= 1)
+		return strict;
+	q = 1 - p;
+	for (x = 0, pmf = 1; x < n; x++)
+		pmf *= q;
+	for (x = 0; x <= n; x++) {	/* P(placed = x) */
+		pmfs[x] = pmf;
+		pmf *= (double)(n - x) / (x + 1) * p / q;
+	}
+	for (x = n + 1; x > 0; x--) {	/* P(placed >= x - 1) */
+		tail += pmfs[x - 1];
+		if (tail > chance)
+			break;
+	}
+	return x < strict ? x : strict;
+}
+
+/* How many of the collection epoch ep's order does not place. */
 static uint32_t candidate_misses(const struct dsfs_tracker *t,
 				 const struct dsfs_tracker_epoch *ep)
 {
@@ -493,17 +538,17 @@ static int candidate_build(struct dsfs_tracker *t, uint64_t e)
 
 /*
  * Test the candidates in turn, building each in t->next; the first match
- * becomes the current epoch with the collection marked seen.  With none,
- * lost; but when not `last` and one placed all but a quarter (chance
- * hardly does), the collection grows and they are tested again
- * (DSFS_TRACK_DETECTING).
+ * (placed_needed()) becomes the current epoch with the collection marked
+ * seen.  With none, lost; but when not `last` and one placed all but a
+ * quarter, or as many as chance places once in 2^14 (RETRY_CHANCE), the
+ * collection grows and they are tested again (DSFS_TRACK_DETECTING).
  */
 static int detect(struct dsfs_tracker *t, bool last)
 {
 	uint64_t i, e, work = 0, budget = DETECT_WORK + 64 * t->n;
 	uint64_t total = DSFS_TRACKER_DETECT_EPOCHS + t->hint_count;
 	uint64_t limit = (uint64_t)t->ncollected + t->window;
-	uint32_t k, missed, fewest = UINT32_MAX;
+	uint32_t k, missed, fewest = UINT32_MAX, need;
 
 	t->kept_group = t->group > 1;
 	for (i = 0; i < total; i++) {
@@ -519,7 +564,10 @@ static int detect(struct dsfs_tracker *t, bool last)
 				   t->group > 1 ? t->cfg.world : 1, e);
 		missed = candidate_misses(t, &t->next);
 		fewest = missed < fewest ? missed : fewest;
-		if (missed > t->ncollected / 8)
+		need = placed_needed(t, t->ncollected, limit, t->next.count,
+				     t->ncollected - t->ncollected / 8,
+				     DETECT_CHANCE);
+		if (t->ncollected - missed < need)
 			continue;
 		if (t->group > 1 && dsfs_tracker_epoch_build(t, &t->next, e))
 			continue;
@@ -539,7 +587,11 @@ static int detect(struct dsfs_tracker *t, bool last)
 		}
 		return DSFS_TRACK_DETECTED;
 	}
-	if (!last && fewest <= t->ncollected / 4)
+	if (!last && fewest != UINT32_MAX &&
+	    t->ncollected - fewest >=
+		    placed_needed(t, t->ncollected, limit, t->next.count,
+				  t->ncollected - t->ncollected / 4,
+				  RETRY_CHANCE))
 		return DSFS_TRACK_DETECTING;
 	t->mode = DSFS_TRACKER_LOST;
 	t->tracking = DSFS_TRACKER_DETECTED;
@@ -571,11 +623,11 @@ int dsfs_tracker_access_detecting(struct dsfs_tracker *t, uint64_t idx)
 	/* A loader with most of an epoch of RUN_MIN_COUNT or more in flight
 	 * opens it as runs side by side, 16 or more: with a single open of
 	 * some, the first test may place a few too few of the collection
-	 * (collected_pos()).  The second, with RECENT more, places more. */
+	 * (collected_pos()); one whose Dataset reads strays besides, too few
+	 * of its opens.  The second, with RECENT more, places more. */
 	if (t->ncollected == want)
 		return detect(t, want != DSFS_TRACKER_DETECT_SAMPLES ||
-				     per < RUN_MIN_COUNT ||
-				     per >= 4 * DSFS_TRACKER_WINDOW_MAX);
+				     per < RUN_MIN_COUNT);
 	return t->ncollected < want + RECENT ? DSFS_TRACK_DETECTING :
 					       detect(t, true);
 }

@@ -25,6 +25,11 @@
 #define RECENT 16	     /* last accesses kept: where the loader is now */
 #define RUN_RECENT 64	     /* last accesses a worker's next open may follow */
 #define RUN_MIN_COUNT (8 * RUN_RECENT) /* epochs where chance rarely does */
+#define STRAY_MIN_COUNT (4 * DSFS_TRACKER_WINDOW_MAX) /* epochs where a
+				loader's runs tell it from chance (tracker.c's
+				runs_go_on()) */
+#define RUN_GAP 8	     /* a worker's next open past its last, at most
+				(those between read from the page cache) */
 #define KEEP_AFTER 4	     /* starts kept past the epoch detected */
 #define AHEAD_MAX 64	     /* lost: epochs past the next one tested */
 #define WAYS_EPOCHS 4	     /* lost: epochs drawn other ways */
@@ -84,11 +89,17 @@ struct dsfs_tracker {
 	/* Miss history: a ring of the last HIST_BITS results, 1 = miss. */
 	uint64_t hist[HIST_BITS / 64];
 	uint32_t hist_len, hist_pos, hist_misses, miss_run;
+	/* ... and of those placed going on with a run (tracker.c's
+	 * runs_near()), 1 = such. */
+	uint64_t hist_run[HIST_BITS / 64];
+	uint32_t hist_runs;
 	/* Votes for a switch to the next epoch: positions there; nmaybe of
 	 * them are opens also placed in this epoch (tracker.c's
 	 * maybe_next()), which do not count towards a switch. */
 	uint32_t votes[VOTES_MAX];
 	uint32_t nvotes, nmaybe;
+	uint32_t nsupported;	/* of them, those that go on from the start
+				   (tracker.c's vote_goes_on()) */
 	/* Detection. */
 	uint32_t group;		/* local ranks rank .. rank + group - 1 */
 	bool fixed;		/* dsfs_tracker_new_fixed(): one epoch only */
@@ -132,6 +143,7 @@ struct dsfs_tracker {
 					   UINT32_MAX where none */
 	uint64_t runs_missed;		/* bit i: runs[i] was a miss */
 	uint32_t runs_pos;
+
 	uint64_t lost_run;		/* accesses since lost or moved on */
 	uint64_t starts;	/* epochs found again (dsfs_tracker_adopt) */
 };
@@ -150,7 +162,7 @@ static inline void runs_add(struct dsfs_tracker *t, uint32_t idx, bool miss)
 /* Forget the votes for a switch. */
 static inline void votes_clear(struct dsfs_tracker *t)
 {
-	t->nvotes = t->nmaybe = 0;
+	t->nvotes = t->nmaybe = t->nsupported = 0;
 }
 
 /* The seen bitmap's bits. */
@@ -186,6 +198,10 @@ int dsfs_tracker_epoch_index(struct dsfs_tracker *t,
 void dsfs_tracker_progress_reset(struct dsfs_tracker *t);
 /* Mark position pos of the current epoch seen, moving low and frontier. */
 void dsfs_tracker_mark_seen(struct dsfs_tracker *t, uint64_t pos);
+/* Mark positions pos[0..n) of an epoch just begun seen, sorting them;
+ * the frontier moves only as tracker.c's moves_frontier() lets it. */
+void dsfs_tracker_mark_start(struct dsfs_tracker *t, uint32_t *pos,
+			     uint32_t n);
 /* Mark pos seen, a run's next open (tracker.c's run_before()): the
  * low-water mark moves over seen positions only, the frontier stays. */
 void dsfs_tracker_mark_run(struct dsfs_tracker *t, uint64_t pos);

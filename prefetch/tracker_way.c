@@ -240,7 +240,8 @@ int dsfs_tracker_ways_find(struct dsfs_tracker *t)
  * eighth.  Past the place the loader left, only the next epoch's first
  * opens are seen, taken for late ones of this epoch (its window), sparse.
  * count when the epoch was read to its end; the head when no such place
- * is found.  O(count).
+ * is found.  Of two such places up to LEFT_RUN / 8 apart, the first.
+ * O(count).
  */
 #define LEFT_RUN 16
 
@@ -254,19 +255,30 @@ static uint32_t seen_in(const struct dsfs_tracker *t, uint64_t from,
 	return seen;
 }
 
+static bool left_at(const struct dsfs_tracker *t, uint64_t p)
+{
+	return (p >= t->cur.count || !bit_get(t->seen, p)) &&
+	       bit_get(t->seen, p - 1) &&
+	       seen_in(t, p - LEFT_RUN, p) >= LEFT_RUN - LEFT_RUN / 8 &&
+	       seen_in(t, p, p + LEFT_RUN) <= LEFT_RUN / 8;
+}
+
 static uint64_t left_place(const struct dsfs_tracker *t)
 {
-	uint64_t p = t->cur.count;
+	uint64_t p = t->cur.count, q;
 
 	if (p < t->head + LEFT_RUN)
 		return t->head;
 	for (; p >= t->head + LEFT_RUN; p--) {
-		if ((p < t->cur.count && bit_get(t->seen, p)) ||
-		    !bit_get(t->seen, p - 1))
+		if (!left_at(t, p))
 			continue;
-		if (seen_in(t, p - LEFT_RUN, p) >= LEFT_RUN - LEFT_RUN / 8 &&
-		    seen_in(t, p, p + LEFT_RUN) <= LEFT_RUN / 8)
-			return p;
+		/* A next epoch's open placed right past the place (a late
+		 * one by the window) moves it by a position or two. */
+		for (q = p - 1; q + LEFT_RUN / 8 >= p &&
+				q >= t->head + LEFT_RUN; q--)
+			if (left_at(t, q))
+				p = q;
+		return p;
 	}
 	return t->head;
 }

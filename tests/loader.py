@@ -5,7 +5,7 @@ Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
            [--batch-size B] [--workers N] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
            [--break-first B] [--persistent] [--num-samples K] [--replacement]
-           [--weights FILE]
+           [--weights FILE] [--strays K]
            [--no-set-epoch]
            [--subset-every K] [--extensions EXT[:EXT...] | --glob SUFFIX]
            [--concat DIR[:DIR...]]
@@ -52,6 +52,8 @@ given EXTS split at ':', rather than an ImageFolder.
 glob.glob(ROOT + "/**/*" + SUFFIX, recursive=True) lists, unsorted.
 --concat D1:D2: the data set is ConcatDataset([ImageFolder(ROOT/D1),
 ImageFolder(ROOT/D2), ...]) (a DatasetFolder each, with --extensions).
+--strays K: each sample read also reads K samples drawn at random (a
+Dataset with mosaic or mixup augmentation); their bytes are checked too.
 --split L0:L1 --split-seed S --split-part K: the data set is part K (0) of
 random_split(folder, [L0, L1], generator=torch.Generator().manual_seed(S)),
 each L a whole length or a fraction as Python reads it.
@@ -73,6 +75,7 @@ import argparse
 import glob
 import hashlib
 import os
+import random
 import sys
 import time
 import warnings
@@ -102,16 +105,24 @@ def keep(batch):
 
 
 class Indexed(Dataset):
-    """The ImageFolder's samples, each with its index (to check its bytes)."""
+    """The ImageFolder's samples, each with its index (to check its bytes);
+    with strays K, each sample also reads K other samples drawn at random
+    (as mosaic or mixup augmentation does), returned as (index, bytes)."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, strays=0):
         self.folder = folder
+        self.strays = strays
 
     def __len__(self):
         return len(self.folder)
 
     def __getitem__(self, i):
-        return i, self.folder[i][0]
+        data, extra = self.folder[i][0], []
+        if self.strays:
+            rng = random.Random(torch.initial_seed() * 1000003 + i)
+            extra = [(j, self.folder[j][0]) for j in
+                     (rng.randrange(len(self.folder)) for _ in range(self.strays))]
+        return i, data, extra
 
 
 class Globbed(Dataset):
@@ -224,6 +235,7 @@ def parse_args(argv=None):
     ap.add_argument("--split")
     ap.add_argument("--split-seed", type=int, default=0)
     ap.add_argument("--split-part", type=int, default=0)
+    ap.add_argument("--strays", type=int, default=0)
     drop = ap.add_mutually_exclusive_group()
     drop.add_argument("--drop-caches", action="store_true")
     drop.add_argument("--drop-caches-first", action="store_true")
@@ -333,10 +345,11 @@ def run_epoch(a, loader, digests, listing, batches=0):
     for b, batch in enumerate(loader):
         if batches and b == batches:
             break
-        for i, data in batch:
-            d = hashlib.blake2b(data, digest_size=16).digest()
-            if digests.setdefault(i, d) != d:
-                die("sample %d changed between reads" % i)
+        for i, data, extra in batch:
+            for j, x in [(i, data)] + extra:
+                d = hashlib.blake2b(x, digest_size=16).digest()
+                if digests.setdefault(j, d) != d:
+                    die("sample %d changed between reads" % j)
             if listing is not None:
                 listing.append(i)
             n += 1
@@ -380,7 +393,7 @@ def main():
         folder = make_folder(a, os.path.abspath(a.root))
     if a.split:
         folder = Part(folder, a)
-    ds = Indexed(folder)
+    ds = Indexed(folder, a.strays)
     loader, sampler = make_loader(a, ds)
     digests = {}
     listing = [] if a.list else None
