@@ -616,17 +616,22 @@ static bool nearly_over(const struct dsfs_tracker *t)
 
 /*
  * Whether strays may come between the votes for the next epoch: in an
- * epoch of STRAY_MIN_COUNT or more, while tracking.  A loader whose
- * Dataset reads random samples besides the ones asked opens strays
- * between its votes, which would end each run of them; but a stray lands
- * at the next epoch's start too, once in count / vote_span() opens, and
- * would add to the votes.  So there, a vote counts only where it goes on
- * from the start (vote_goes_on()), and a miss elsewhere ends no run.
+ * epoch of STRAY_MIN_COUNT or more, while tracking, with more than an
+ * eighth of the miss history missed.  A loader whose Dataset reads random
+ * samples besides the ones asked opens strays between its votes, which
+ * would end each run of them; but a stray lands at the next epoch's start
+ * too, once in count / vote_span() opens, and would add to the votes.  So
+ * there, a vote counts only where it goes on from the start
+ * (vote_goes_on()), and a miss elsewhere ends no run.  (A loader without
+ * strays switches on its first votes, as before: each worker's first
+ * batch of the next epoch begins a batch or more past its start, and with
+ * push 8 workers of 64 made 7 more misses a switch.)
  */
 static bool strays_allowed(const struct dsfs_tracker *t)
 {
 	return t->mode != DSFS_TRACKER_LOST &&
-	       t->cur.count >= STRAY_MIN_COUNT;
+	       t->cur.count >= STRAY_MIN_COUNT &&
+	       t->hist_misses * 8 > t->hist_len;
 }
 
 /* Whether vote p, a position of the next epoch, goes on from its start:
