@@ -198,9 +198,10 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * more, an open placed more than G past F moves F only when one of the
  * last 64 accesses sits up to 8 positions before it (or, with push, at the
  * sentinel before it); else it is placed and F stays.  In an epoch of
- * 16384 or more (tracking), misses between votes for the next epoch do not
- * end their run, and only votes within G of its start or up to 8 past
- * another vote count (but for the one vote that switches an epoch over).
+ * 16384 or more (tracking) with more than an eighth of the last 256
+ * accesses missed, misses between votes for the next epoch do not end
+ * their run, and only votes within G of its start or up to 8 past another
+ * vote count (but for the one vote that switches an epoch over).
  * dsfs_tracker_state()'s strays says that more than a quarter of the
  * recent accesses missed while its runs went on.
  * Lost: every access is a MISS but the one that finds the loader again:
