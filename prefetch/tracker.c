@@ -442,8 +442,8 @@ static bool runs_near(const struct dsfs_tracker *t, uint64_t p)
 
 	if (t->cur.count < RUN_MIN_COUNT)
 		return false;
-	for (q = p > RUN_GAP ? p - RUN_GAP : 0; q < p; q++)
-		if (runs_has(t, t->cur.order[q]))
+	for (q = p; q > 0 && q + RUN_GAP > p; q--) /* the nearest first */
+		if (runs_has(t, t->cur.order[q - 1]))
 			return true;
 	return every > 1 && p % every == 0 && p >= every &&
 	       runs_has(t, t->cur.order[p - every]);

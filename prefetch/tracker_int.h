@@ -143,7 +143,6 @@ struct dsfs_tracker {
 					   UINT32_MAX where none */
 	uint64_t runs_missed;		/* bit i: runs[i] was a miss */
 	uint32_t runs_pos;
-
 	uint64_t lost_run;		/* accesses since lost or moved on */
 	uint64_t starts;	/* epochs found again (dsfs_tracker_adopt) */
 };
