@@ -347,12 +347,12 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 	if (now->detected == DSFS_TRACKER_LOST &&
 	    was->detected == DSFS_TRACKER_DETECTING)
 		dsfs_warn(
-			"plan: %sprediction lost: no epoch of the %u tried matches the first %llu opens (wrong seed, sampler or layout, a later epoch: give epoch=N, or another program reading the data set)%s; prefetch by the plan waits for opens that match",
+			"plan: %sprediction lost: no epoch of the %u tried matches the first %llu opens (wrong seed, sampler or layout, a later epoch: give epoch=N, another program reading the data set, or a Dataset reading random samples besides the ones asked in too small a data set: dsfs(8), Strays)%s; prefetch by the plan waits for opens that match",
 			who, DSFS_TRACKER_DETECT_EPOCHS,
 			(unsigned long long)now->accesses, changed);
 	else if (now->detected == DSFS_TRACKER_LOST)
 		dsfs_warn(
-			"plan: %sprediction lost in epoch %llu: %llu of %llu opens mispredicted (a new job, another reader, a wrong seed or sampler%s?)%s; prefetch by the plan stops until an epoch's start matches",
+			"plan: %sprediction lost in epoch %llu: %llu of %llu opens mispredicted (a new job, another reader, a Dataset reading random samples besides the ones asked, a wrong seed or sampler%s?)%s; prefetch by the plan stops until an epoch's start matches",
 			who, e, (unsigned long long)now->mispredictions,
 			(unsigned long long)now->accesses, also, changed);
 	else if (was->detected == DSFS_TRACKER_DETECTING)
