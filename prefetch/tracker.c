@@ -396,30 +396,32 @@ static bool runs_has(const struct dsfs_tracker *t, uint32_t idx)
 
 /*
  * The position before unseen position p in its run, or NO_POS when p
- * continues none: each worker opens its batch's positions one after
- * another, so the one before p was opened lately; with push, whose
- * sentinels are the positions that are multiples of the scheduler's stride
- * (dsfs_tracker_low_every()), the sentinel before a sentinel p.  A loader
- * whose batches in flight (workers x prefetch_factor x batch size) span
- * most of a small epoch opens it as that many runs side by side, which the
+ * continues none: the nearest of the `gap` positions before p that one of
+ * the last RUN_RECENT accesses opened, or with push, whose sentinels are
+ * the positions that are multiples of the scheduler's stride
+ * (dsfs_tracker_low_every()), the sentinel before a sentinel p.  Each
+ * worker opens its batch's positions one after another, so the one before
+ * p was opened lately (gap 1; RUN_GAP when those between may have been
+ * read from the page cache, or by another worker).  A loader whose
+ * batches in flight (workers x prefetch_factor x batch size) span most of
+ * a small epoch opens it as that many runs side by side, which the
  * window, a quarter of the epoch ahead of the furthest open, does not
- * hold.  Not in an epoch under RUN_MIN_COUNT samples, where
- * chance would place the opens of a wrong order so (RUN_RECENT / count).
- * With `missed`, only a position before p still unseen: an open that
- * missed (the bitmap first: most often the position before is seen).
- * O(1).
+ * hold.  Not in an epoch under RUN_MIN_COUNT samples, where chance would
+ * place the opens of a wrong order so (RUN_RECENT / count).  With
+ * `missed`, only a position still unseen: an open that missed (the bitmap
+ * first: most often the position before is seen).  O(gap * RUN_RECENT).
  */
 static uint32_t run_before(const struct dsfs_tracker *t, uint64_t p,
-			   bool missed)
+			   uint32_t gap, bool missed)
 {
 	uint64_t every = t->every_of, q;
 
-	if (t->cur.count < RUN_MIN_COUNT || p == 0 || p >= t->cur.count)
+	if (t->cur.count < RUN_MIN_COUNT || p >= t->cur.count)
 		return NO_POS;
-	q = p - 1;
-	if ((!missed || !bit_get(t->seen, q)) &&
-	    runs_has(t, t->cur.order[q]))
-		return (uint32_t)q;
+	for (q = p; q > 0 && q + gap > p; q--) /* the nearest first */
+		if ((!missed || !bit_get(t->seen, q - 1)) &&
+		    runs_has(t, t->cur.order[q - 1]))
+			return (uint32_t)(q - 1);
 	if (every <= 1 || p % every || p < every)
 		return NO_POS;
 	q = p - every;
@@ -429,24 +431,11 @@ static uint32_t run_before(const struct dsfs_tracker *t, uint64_t p,
 	return NO_POS;
 }
 
-/*
- * Whether unseen position p goes on with a worker's run, loosely: some
- * open of the last RUN_RECENT sits at most RUN_GAP before it (those
- * between read from the page cache, or by another worker), or with push
- * the sentinel before it.  Never in an epoch under RUN_MIN_COUNT.
- * O(RUN_GAP * RUN_RECENT).
- */
+/* Whether unseen position p goes on with a worker's run, loosely (up to
+ * RUN_GAP past an open of the last RUN_RECENT). */
 static bool runs_near(const struct dsfs_tracker *t, uint64_t p)
 {
-	uint64_t every = t->every_of, q;
-
-	if (t->cur.count < RUN_MIN_COUNT)
-		return false;
-	for (q = p; q > 0 && q + RUN_GAP > p; q--) /* the nearest first */
-		if (runs_has(t, t->cur.order[q - 1]))
-			return true;
-	return every > 1 && p % every == 0 && p >= every &&
-	       runs_has(t, t->cur.order[p - every]);
+	return run_before(t, p, RUN_GAP, false) != NO_POS;
 }
 
 /*
@@ -487,7 +476,7 @@ static enum place place_of(const struct dsfs_tracker *t, uint64_t idx,
 		return PLACE_NONE;
 	if (in_window(t, p) && !rather_next(t, idx, p))
 		return moves_frontier(t, p) ? PLACE_WINDOW : PLACE_RUN;
-	if (run_before(t, p, false) != NO_POS)
+	if (run_before(t, p, 1, false) != NO_POS)
 		return PLACE_RUN;
 	return t->cur.count >= RUN_MIN_COUNT && p == t->cur.inv[idx] &&
 		       !holes_served(t) ? PLACE_RUN : PLACE_NONE;
@@ -506,12 +495,19 @@ static void mark_placed(struct dsfs_tracker *t, uint32_t p, enum place how)
 	else
 		dsfs_tracker_mark_run(t, p);
 	for (n = 0; n < RUN_RECENT; n++) {
-		q = run_before(t, q, true);
+		q = run_before(t, q, 1, true);
 		if (q == NO_POS ||
 		    dsfs_tracker_unseen_pos(t, t->cur.order[q]) != q)
 			break;
 		dsfs_tracker_mark_run(t, q);
 	}
+}
+
+/* Whether more than a quarter of the miss history missed (HIST_MIN
+ * accesses recorded at least). */
+static bool misses_many(const struct dsfs_tracker *t)
+{
+	return t->hist_len >= HIST_MIN && t->hist_misses * 4 > t->hist_len;
 }
 
 /*
@@ -558,9 +554,7 @@ static void record(struct dsfs_tracker *t, bool miss, bool run)
 	t->misses++;
 	if (t->mode == DSFS_TRACKER_LOST)
 		return;
-	if (t->miss_run >= LOST_RUN ||
-	    (t->hist_len >= HIST_MIN && t->hist_misses * 4 > t->hist_len &&
-	     !runs_go_on(t))) {
+	if (t->miss_run >= LOST_RUN || (misses_many(t) && !runs_go_on(t))) {
 		t->mode = DSFS_TRACKER_LOST;
 		dsfs_tracker_unlearn(t);
 		votes_clear(t);
@@ -977,9 +971,8 @@ void dsfs_tracker_state(const struct dsfs_tracker *t,
 	st->frontier = t->frontier;
 	st->seen = t->nseen;
 	st->count = t->cur.count;
-	st->strays = t->mode != DSFS_TRACKER_LOST &&
-		     t->hist_len >= HIST_MIN &&
-		     t->hist_misses * 4 > t->hist_len && runs_go_on(t);
+	st->strays = t->mode != DSFS_TRACKER_LOST && misses_many(t) &&
+		     runs_go_on(t);
 }
 
 int dsfs_tracker_at(struct dsfs_tracker *t, uint64_t pos, uint64_t *idx)
