@@ -254,7 +254,7 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	/* An open looks the name up first: report it now, unless the read
 	 * from offset 0 that follows (dsfs_op_read) came first and did.
 	 * Whichever of the two takes the state from REPLIED reports; a read
-	 * that comes while this reports leaves it to this report. */
+	 * that comes while this reports waits for it (report_open). */
 	if (__atomic_compare_exchange_n(&in->lookup_state, &replied,
 					DSFS_LOOKUP_REPORTING, false,
 					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
