@@ -141,18 +141,25 @@ void dsfs_tracker_progress_reset(struct dsfs_tracker *t)
 }
 
 /*
- * Forget the opens placed in the epoch before (they continue no run of
- * this one: each is next to one of them with a chance of RUN_RECENT /
- * count), but not those that missed: the opens that began this one, the
- * switch's votes and those beyond the vote span, whose runs go on.
+ * Forget the runs of the epoch before (they continue no run of this one:
+ * each is next to one of them with a chance of RUN_RECENT / count), but
+ * not those whose last open missed among the last RUN_RECENT: the opens
+ * that began this one, the switch's votes and those beyond the vote span,
+ * whose runs go on.  (An older miss was another open of the epoch before,
+ * whose position here is anywhere.)
  */
 static void runs_keep_missed(struct dsfs_tracker *t)
 {
 	uint32_t i;
 
-	for (i = 0; i < RUN_RECENT; i++)
-		if (!(t->runs_missed >> i & 1))
-			t->runs[i] = UINT32_MAX;
+	for (i = 0; i < RUN_RECENT; i++) {
+		t->runs[i].before = UINT32_MAX;
+		if (!(t->runs_missed >> i & 1) ||
+		    t->runs[i].used + RUN_RECENT <= t->runs_clock)
+			t->runs[i] = (struct dsfs_tracker_run){
+				UINT32_MAX, UINT32_MAX, 0
+			};
+	}
 }
 
 /*
@@ -383,21 +390,35 @@ static bool rather_next(const struct dsfs_tracker *t, uint64_t idx,
 	       t->next.inv[idx] != NO_POS && t->next.inv[idx] < vote_span(t);
 }
 
-/* Whether idx is one of the last RUN_RECENT accesses (runs_add()). */
-static bool runs_has(const struct dsfs_tracker *t, uint32_t idx)
+/* What run_before() asks of the open before. */
+enum run_of {
+	RUN_ANY,	/* a run's last open, or the one before */
+	RUN_MISSED,	/* ... and its position still unseen: it missed */
+	RUN_GONE_ON,	/* ... of a run of two opens or more */
+};
+
+/* Whether idx is a run's last open, or the one before (runs_add()); with
+ * gone_on, of a run of two or more. */
+static bool runs_has(const struct dsfs_tracker *t, uint32_t idx, bool gone_on)
 {
+	const struct dsfs_tracker_run *r;
 	uint32_t i;
 
-	for (i = 0; i < RUN_RECENT; i++)
-		if (t->runs[i] == idx)
+	for (i = 0; i < RUN_RECENT; i++) {
+		r = &t->runs[i];
+		if (r->used && (r->before == idx ||
+				(r->last == idx &&
+				 (!gone_on || r->before != UINT32_MAX))))
 			return true;
+	}
 	return false;
 }
 
 /*
  * The position before unseen position p in its run, or NO_POS when p
  * continues none: the nearest of the `gap` positions before p that one of
- * the last RUN_RECENT accesses opened, or with push, whose sentinels are
+ * the RUN_RECENT runs opened last (runs_add()), or with push, whose
+ * sentinels are
  * the positions that are multiples of the scheduler's stride
  * (dsfs_tracker_low_every()), the sentinel before a sentinel p.  Each
  * worker opens its batch's positions one after another, so the one before
@@ -407,35 +428,39 @@ static bool runs_has(const struct dsfs_tracker *t, uint32_t idx)
  * a small epoch opens it as that many runs side by side, which the
  * window, a quarter of the epoch ahead of the furthest open, does not
  * hold.  Not in an epoch under RUN_MIN_COUNT samples, where chance would
- * place the opens of a wrong order so (RUN_RECENT / count).  With
- * `missed`, only a position still unseen: an open that missed (the bitmap
- * first: most often the position before is seen).  O(gap * RUN_RECENT).
+ * place the opens of a wrong order so (RUN_RECENT / count: each of its
+ * opens begins a run).  With RUN_MISSED, only a position still unseen: an
+ * open that missed (the bitmap first: most often the position before is
+ * seen); with RUN_GONE_ON, only a run of two opens or more.
+ * O(gap * RUN_RECENT).
  */
 static uint32_t run_before(const struct dsfs_tracker *t, uint64_t p,
-			   uint32_t gap, bool missed)
+			   uint32_t gap, enum run_of of)
 {
 	uint64_t every = t->every_of, q;
+	bool missed = of == RUN_MISSED, gone_on = of == RUN_GONE_ON;
 
 	if (t->cur.count < RUN_MIN_COUNT || p >= t->cur.count)
 		return NO_POS;
 	for (q = p; q > 0 && q + gap > p; q--) /* the nearest first */
 		if ((!missed || !bit_get(t->seen, q - 1)) &&
-		    runs_has(t, t->cur.order[q - 1]))
+		    runs_has(t, t->cur.order[q - 1], gone_on))
 			return (uint32_t)(q - 1);
 	if (every <= 1 || p % every || p < every)
 		return NO_POS;
 	q = p - every;
 	if ((!missed || !bit_get(t->seen, q)) &&
-	    runs_has(t, t->cur.order[q]))
+	    runs_has(t, t->cur.order[q], gone_on))
 		return (uint32_t)q;
 	return NO_POS;
 }
 
-/* Whether unseen position p goes on with a worker's run, loosely (up to
- * RUN_GAP past an open of the last RUN_RECENT). */
+/* Whether unseen position p goes on with a worker's run of two opens or
+ * more, loosely (up to RUN_GAP past its last).  A stray begins a run of
+ * one, which another lands just past once in count / RUN_GAP strays. */
 static bool runs_near(const struct dsfs_tracker *t, uint64_t p)
 {
-	return run_before(t, p, RUN_GAP, false) != NO_POS;
+	return run_before(t, p, RUN_GAP, RUN_GONE_ON) != NO_POS;
 }
 
 /*
@@ -476,7 +501,7 @@ static enum place place_of(const struct dsfs_tracker *t, uint64_t idx,
 		return PLACE_NONE;
 	if (in_window(t, p) && !rather_next(t, idx, p))
 		return moves_frontier(t, p) ? PLACE_WINDOW : PLACE_RUN;
-	if (run_before(t, p, 1, false) != NO_POS)
+	if (run_before(t, p, 1, RUN_ANY) != NO_POS)
 		return PLACE_RUN;
 	return t->cur.count >= RUN_MIN_COUNT && p == t->cur.inv[idx] &&
 		       !holes_served(t) ? PLACE_RUN : PLACE_NONE;
@@ -495,7 +520,7 @@ static void mark_placed(struct dsfs_tracker *t, uint32_t p, enum place how)
 	else
 		dsfs_tracker_mark_run(t, p);
 	for (n = 0; n < RUN_RECENT; n++) {
-		q = run_before(t, q, 1, true);
+		q = run_before(t, q, 1, RUN_MISSED);
 		if (q == NO_POS ||
 		    dsfs_tracker_unseen_pos(t, t->cur.order[q]) != q)
 			break;
@@ -513,8 +538,8 @@ static bool misses_many(const struct dsfs_tracker *t)
 /*
  * Whether the loader's runs go on while many of its opens miss: in an
  * epoch of STRAY_MIN_COUNT or more, at least a sixteenth of the accesses
- * of the miss history were placed next to an open of the last RUN_RECENT
- * (runs_near()).  A loader whose Dataset reads random samples besides the
+ * of the miss history were placed up to RUN_GAP past a run's last open
+ * (run_before()).  A loader whose Dataset reads random samples besides the
  * one asked (mosaic, mixup, pairs) opens as many strays as samples of the
  * order, or three times as many: they miss, but its own opens go on in
  * runs, which a wrong order's (or another job's) make by chance about
@@ -751,12 +776,13 @@ static bool maybe_next(struct dsfs_tracker *t, uint64_t idx)
 	return true;
 }
 
-/* One access while tracking or lost. */
-static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
+/* One access while tracking or lost; *from: the run's open it goes on
+ * from (runs_add()), if any. */
+static int access_tracking(struct dsfs_tracker *t, uint64_t idx,
+			   uint32_t *from)
 {
 	enum place how;
-	uint32_t p;
-	bool run;
+	uint32_t p, q;
 	int r;
 
 	if (!t->cur.ready) {	/* detection found no epoch */
@@ -767,11 +793,13 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 		p = dsfs_tracker_unseen_pos(t, idx);
 		how = place_of(t, idx, p);
 		if (how != PLACE_NONE) {
-			run = runs_near(t, p);
+			q = run_before(t, p, RUN_GAP, RUN_ANY);
+			if (q != NO_POS)
+				*from = t->cur.order[q];
 			mark_placed(t, p, how);
 			if (!maybe_next(t, idx))
 				votes_clear(t);
-			record(t, false, run);
+			record(t, false, q != NO_POS);
 			if (++t->plan_run >= EARLY_VOTES &&
 			    t->plan_run >= follow_run(t))
 				t->nring = t->ring_pos = 0;
@@ -792,6 +820,7 @@ static int access_tracking(struct dsfs_tracker *t, uint64_t idx)
 
 int dsfs_tracker_access(struct dsfs_tracker *t, uint64_t idx)
 {
+	uint32_t from = UINT32_MAX;
 	int r;
 
 	t->accesses++;
@@ -803,8 +832,8 @@ int dsfs_tracker_access(struct dsfs_tracker *t, uint64_t idx)
 	t->recent[t->recent_pos++ % RECENT] = (uint32_t)idx;
 	r = t->mode == DSFS_TRACKER_DETECTING ?
 		    dsfs_tracker_access_detecting(t, idx) :
-		    access_tracking(t, idx);
-	runs_add(t, (uint32_t)idx, r == DSFS_TRACK_MISS);
+		    access_tracking(t, idx, &from);
+	runs_add(t, (uint32_t)idx, r == DSFS_TRACK_MISS, from);
 	return r;
 }
 

@@ -195,9 +195,12 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * with a worker's run.
  * Strays (a loader's Dataset reading random samples besides the ones
  * asked, mosaic or mixup augmentation): in an epoch of 512 samples or
- * more, an open placed more than G past F moves F only when one of the
- * last 64 accesses sits up to 8 positions before it (or, with push, at the
- * sentinel before it); else it is placed and F stays.  In an epoch of
+ * more, an open placed more than G past F moves F only when the last
+ * open of a run of two or more sits up to 8 positions before it (or, with
+ * push, at the sentinel before it); else it is placed and F stays.  Runs:
+ * the 64 whose last opens are the latest, each open going on with one up
+ * to 8 positions before it, else beginning one (a worker's run is kept
+ * however many opens the others make meanwhile).  In an epoch of
  * 16384 or more (tracking) with more than an eighth of the last 256
  * accesses missed, misses between votes for the next epoch do not end
  * their run, and only votes within G of its start or up to 8 past another

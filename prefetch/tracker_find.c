@@ -257,7 +257,7 @@ void dsfs_tracker_place(struct dsfs_tracker *t, uint64_t idx)
 	if (near)
 		dsfs_tracker_mark_seen(t, p);
 	/* Opened lately: a run's next open follows it (and marks it). */
-	runs_add(t, (uint32_t)idx, !near);
+	runs_add(t, (uint32_t)idx, !near, UINT32_MAX);
 }
 
 /* Lost for an epoch's worth of accesses: the candidates move on one epoch
@@ -457,7 +457,7 @@ static void mark_collection(struct dsfs_tracker *t, uint64_t limit)
 	uint32_t k, p, start[DSFS_TRACKER_DETECT_SAMPLES + RECENT], n = 0;
 
 	for (k = 0; k < t->ncollected; k++)
-		runs_add(t, t->collected[k], false);
+		runs_add(t, t->collected[k], false, UINT32_MAX);
 	for (k = 0; k < t->ncollected; k++) {
 		p = collected_pos(t, &t->cur, k, false);
 		if (p == NO_POS || bit_get(t->seen, p))

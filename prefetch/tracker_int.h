@@ -23,7 +23,8 @@
 #define RECOVER_EVERY 8	     /* lost: accesses between tests of the candidates */
 #define KEPT_MAX DSFS_TRACKER_DETECT_EPOCHS /* candidate starts kept */
 #define RECENT 16	     /* last accesses kept: where the loader is now */
-#define RUN_RECENT 64	     /* last accesses a worker's next open may follow */
+#define RUN_RECENT 64	     /* runs kept: the last opens a worker's next
+				open may follow (runs_add()) */
 #define RUN_MIN_COUNT (8 * RUN_RECENT) /* epochs where chance rarely does */
 #define STRAY_MIN_COUNT (4 * DSFS_TRACKER_WINDOW_MAX) /* epochs where a
 				loader's runs tell it from chance (tracker.c's
@@ -36,6 +37,14 @@
 #define WAYS_MAX (6 * WAYS_EPOCHS) /* ... five other ways each at most
 				      (torch-random; a script shuffle 3),
 				      and one more epoch cut */
+
+/* A worker's run of opens (runs_add()): its last open and the one before
+ * (an open reported a little late still goes on from it); used: when it
+ * was last opened or began (runs_clock), 0 for none. */
+struct dsfs_tracker_run {
+	uint32_t last, before;
+	uint64_t used;
+};
 
 /* The start of a candidate epoch: (index, position) pairs sorted by index,
  * the positions below a limit (of each rank of a group). */
@@ -138,24 +147,49 @@ struct dsfs_tracker {
 	uint32_t plan_run;		/* accesses in plan in a row */
 	uint32_t recent[RECENT];	/* the last accesses, any result */
 	uint32_t recent_pos;
-	uint32_t runs[RUN_RECENT];	/* the last accesses in this
-					   epoch, for tracker.c's runs_has();
-					   UINT32_MAX where none */
-	uint64_t runs_missed;		/* bit i: runs[i] was a miss */
-	uint32_t runs_pos;
+	struct dsfs_tracker_run runs[RUN_RECENT]; /* runs_add() */
+	uint64_t runs_missed;		/* bit i: runs[i].last was a miss */
+	uint64_t runs_clock;
 	uint64_t lost_run;		/* accesses since lost or moved on */
 	uint64_t starts;	/* epochs found again (dsfs_tracker_adopt) */
 };
 
-/* Record idx as opened lately (tracker.c's runs_has()), and whether that
- * open missed. */
-static inline void runs_add(struct dsfs_tracker *t, uint32_t idx, bool miss)
+/*
+ * Record idx as opened lately (tracker.c's runs_has()), and whether that
+ * open missed: as the next open of the run whose last (or the one before)
+ * was `from`, or as a new run (from UINT32_MAX, or no run's), which
+ * replaces the run left alone longest.  Going on from the one before
+ * drops the last: a stray placed by chance just past a worker's open (or
+ * an open reported ahead of the one before it) leaves the run with its
+ * worker's.  A run is kept while fewer than
+ * RUN_RECENT others began or went on since its last open, however many
+ * opens the others made: a worker descheduled while seven others read on
+ * may come back 100 opens later.  An order the loader does not follow
+ * makes a new run of each open: the last RUN_RECENT opens, as before.
+ * O(RUN_RECENT).
+ */
+static inline void runs_add(struct dsfs_tracker *t, uint32_t idx, bool miss,
+			    uint32_t from)
 {
-	uint32_t i = t->runs_pos++ % RUN_RECENT;
+	struct dsfs_tracker_run *r;
+	uint32_t i, j = 0;
 
-	t->runs[i] = idx;
-	t->runs_missed = miss ? t->runs_missed | 1ULL << i :
-				t->runs_missed & ~(1ULL << i);
+	for (i = 0; i < RUN_RECENT; i++) {
+		r = &t->runs[i];
+		if (from != UINT32_MAX && r->used &&
+		    (r->last == from || r->before == from)) {
+			j = i;
+			break;
+		}
+		if (r->used < t->runs[j].used)
+			j = i;
+	}
+	r = &t->runs[j];
+	r->before = i == RUN_RECENT ? UINT32_MAX : from;
+	r->last = idx;
+	r->used = ++t->runs_clock;
+	t->runs_missed = miss ? t->runs_missed | 1ULL << j :
+				t->runs_missed & ~(1ULL << j);
 }
 
 /* Forget the votes for a switch. */

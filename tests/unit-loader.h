@@ -27,17 +27,20 @@ static inline uint64_t unit_rnd(uint64_t *s)
  * others with weight `slow` (1: all alike); one with nothing queued waits.
  * From the stall'th open on, worker 0 stalls (descheduled, a long sample)
  * for as long as another worker has a batch to read (UINT64_MAX: never).
+ * A worker whose turn it is reads 1 to 2 * turn - 1 opens in a row (a
+ * time slice: more workers than cores), 1 with turn 1.
  */
-static inline void unit_simulate_stall(uint64_t count, unsigned nw,
+static inline void unit_simulate_turns(uint64_t count, unsigned nw,
 				       unsigned bs, unsigned pf, unsigned slow,
-				       uint64_t stall, uint64_t *rs,
-				       uint32_t *pos)
+				       uint64_t stall, unsigned turn,
+				       uint64_t *rs, uint32_t *pos)
 {
 	uint64_t nb = (count + bs - 1) / bs, queued, consumed = 0, k = 0;
+	uint64_t left = 0;
 	uint64_t **q = calloc(nw, sizeof(*q)), *head = calloc(nw, sizeof(*head));
 	uint64_t *tail = calloc(nw, sizeof(*tail)), *off = calloc(nw, sizeof(*off));
 	bool *done = calloc(nb, 1);
-	unsigned w, i;
+	unsigned w = 0, i;
 
 	for (w = 0; w < nw; w++)
 		q[w] = calloc(nb, sizeof(**q));
@@ -51,9 +54,14 @@ static inline void unit_simulate_stall(uint64_t count, unsigned nw,
 				queued++;
 			}
 		}
-		uint64_t r = unit_rnd(rs) % (1 + (uint64_t)slow * (nw - 1));
+		if (!left || head[w] == tail[w]) {
+			uint64_t r = unit_rnd(rs) %
+				     (1 + (uint64_t)slow * (nw - 1));
 
-		w = r == 0 ? 0 : 1 + (unsigned)((r - 1) / slow);
+			w = r == 0 ? 0 : 1 + (unsigned)((r - 1) / slow);
+			left = turn > 1 ? 1 + unit_rnd(rs) % (2 * turn - 1) : 1;
+		}
+		left--;
 		for (i = 0; i < nw && head[w] == tail[w]; i++)
 			w = (w + 1) % nw;
 		for (i = 1; w == 0 && k >= stall && i < nw; i++)
@@ -75,6 +83,14 @@ static inline void unit_simulate_stall(uint64_t count, unsigned nw,
 	free(tail);
 	free(off);
 	free(done);
+}
+
+static inline void unit_simulate_stall(uint64_t count, unsigned nw,
+				       unsigned bs, unsigned pf, unsigned slow,
+				       uint64_t stall, uint64_t *rs,
+				       uint32_t *pos)
+{
+	unit_simulate_turns(count, nw, bs, pf, slow, stall, 1, rs, pos);
 }
 
 static inline void unit_simulate(uint64_t count, unsigned nw, unsigned bs,
