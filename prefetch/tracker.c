@@ -394,21 +394,20 @@ static bool rather_next(const struct dsfs_tracker *t, uint64_t idx,
 enum run_of {
 	RUN_ANY,	/* a run's last open, or the one before */
 	RUN_MISSED,	/* ... and its position still unseen: it missed */
-	RUN_GONE_ON,	/* ... of a run of two opens or more */
+	RUN_LATELY,	/* ... of a run opened among the last RUN_RECENT */
 };
 
 /* Whether idx is a run's last open, or the one before (runs_add()); with
- * gone_on, of a run of two or more. */
-static bool runs_has(const struct dsfs_tracker *t, uint32_t idx, bool gone_on)
+ * lately, of a run opened among the last RUN_RECENT. */
+static bool runs_has(const struct dsfs_tracker *t, uint32_t idx, bool lately)
 {
 	const struct dsfs_tracker_run *r;
 	uint32_t i;
 
 	for (i = 0; i < RUN_RECENT; i++) {
 		r = &t->runs[i];
-		if (r->used && (r->before == idx ||
-				(r->last == idx &&
-				 (!gone_on || r->before != UINT32_MAX))))
+		if (r->used && (r->last == idx || r->before == idx) &&
+		    (!lately || r->used + RUN_RECENT > t->runs_clock))
 			return true;
 	}
 	return false;
@@ -431,36 +430,37 @@ static bool runs_has(const struct dsfs_tracker *t, uint32_t idx, bool gone_on)
  * place the opens of a wrong order so (RUN_RECENT / count: each of its
  * opens begins a run).  With RUN_MISSED, only a position still unseen: an
  * open that missed (the bitmap first: most often the position before is
- * seen); with RUN_GONE_ON, only a run of two opens or more.
+ * seen); with RUN_LATELY, only a run opened among the last RUN_RECENT
+ * opens, so that a stray's run of one is soon forgotten (moves_frontier():
+ * another stray lands up to RUN_GAP past it once in count / RUN_GAP).
  * O(gap * RUN_RECENT).
  */
 static uint32_t run_before(const struct dsfs_tracker *t, uint64_t p,
 			   uint32_t gap, enum run_of of)
 {
 	uint64_t every = t->every_of, q;
-	bool missed = of == RUN_MISSED, gone_on = of == RUN_GONE_ON;
+	bool missed = of == RUN_MISSED, lately = of == RUN_LATELY;
 
 	if (t->cur.count < RUN_MIN_COUNT || p >= t->cur.count)
 		return NO_POS;
 	for (q = p; q > 0 && q + gap > p; q--) /* the nearest first */
 		if ((!missed || !bit_get(t->seen, q - 1)) &&
-		    runs_has(t, t->cur.order[q - 1], gone_on))
+		    runs_has(t, t->cur.order[q - 1], lately))
 			return (uint32_t)(q - 1);
 	if (every <= 1 || p % every || p < every)
 		return NO_POS;
 	q = p - every;
 	if ((!missed || !bit_get(t->seen, q)) &&
-	    runs_has(t, t->cur.order[q], gone_on))
+	    runs_has(t, t->cur.order[q], lately))
 		return (uint32_t)q;
 	return NO_POS;
 }
 
-/* Whether unseen position p goes on with a worker's run of two opens or
- * more, loosely (up to RUN_GAP past its last).  A stray begins a run of
- * one, which another lands just past once in count / RUN_GAP strays. */
+/* Whether unseen position p goes on with a worker's run opened lately,
+ * loosely (up to RUN_GAP past its last). */
 static bool runs_near(const struct dsfs_tracker *t, uint64_t p)
 {
-	return run_before(t, p, RUN_GAP, RUN_GONE_ON) != NO_POS;
+	return run_before(t, p, RUN_GAP, RUN_LATELY) != NO_POS;
 }
 
 /*
@@ -670,6 +670,32 @@ static bool vote_goes_on(const struct dsfs_tracker *t, uint32_t p)
 }
 
 /*
+ * idx's first position in the next epoch when it goes on from the last
+ * open of a run that missed (its position there less one), else NO_POS:
+ * a worker's batch of the next epoch, begun past its vote span.  A
+ * loader of 8 workers begins 8 batches of the next epoch at once, most
+ * beyond the span, and their opens, side by side, would end every run of
+ * votes from the first two.  A miss of another reader lands so by chance
+ * once in count / RUN_RECENT.  Not in an epoch under RUN_MIN_COUNT, as
+ * for runs.  O(RUN_RECENT).
+ */
+static uint32_t next_run_pos(const struct dsfs_tracker *t, uint64_t idx)
+{
+	uint32_t q = next_known(t) ? t->next.inv[idx] : NO_POS, i;
+	const struct dsfs_tracker_run *r;
+
+	if (q == NO_POS || q == 0 || t->next.count < RUN_MIN_COUNT)
+		return NO_POS;
+	for (i = 0; i < RUN_RECENT; i++) {
+		r = &t->runs[i];
+		if (r->used && r->last == t->next.order[q - 1] &&
+		    (t->runs_missed >> i & 1))
+			return q;
+	}
+	return NO_POS;
+}
+
+/*
  * idx is not placeable in the current epoch: a vote for the next one when
  * it sits at that epoch's start.  Switches after `need` votes in a row
  * (lost, or the current epoch not nearly_over()), 2 when it is nearly
@@ -684,7 +710,7 @@ static bool vote_goes_on(const struct dsfs_tracker *t, uint32_t p)
 static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 {
 	uint32_t p = next_start_pos(t, idx);
-	bool strays;
+	bool strays, run = false;
 
 	if (t->mode != DSFS_TRACKER_LOST &&
 	    (t->low + padded_tail(t) >= t->cur.count ||
@@ -697,12 +723,16 @@ static int vote_next(struct dsfs_tracker *t, uint64_t idx, uint32_t need)
 	if (t->learned && t->mode != DSFS_TRACKER_LOST &&
 	    dsfs_tracker_past_end(t, idx, p))
 		return DSFS_TRACK_MISS;
+	if (p == NO_POS && need <= 2 && t->mode != DSFS_TRACKER_LOST) {
+		p = next_run_pos(t, idx);
+		run = p != NO_POS;
+	}
 	if (p == NO_POS) {
 		if (!strays_allowed(t))
 			votes_clear(t);
 		return DSFS_TRACK_MISS;
 	}
-	if (need == 1 && p >= t->window)
+	if (need == 1 && p >= t->window && !run)
 		need = 2;	/* a lone vote only from the first W */
 	strays = strays_allowed(t);
 	if (strays)

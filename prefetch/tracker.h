@@ -196,15 +196,18 @@ int dsfs_tracker_prepare_next(struct dsfs_tracker *t);
  * Strays (a loader's Dataset reading random samples besides the ones
  * asked, mosaic or mixup augmentation): in an epoch of 512 samples or
  * more, an open placed more than G past F moves F only when the last
- * open of a run of two or more sits up to 8 positions before it (or, with
- * push, at the sentinel before it); else it is placed and F stays.  Runs:
- * the 64 whose last opens are the latest, each open going on with one up
- * to 8 positions before it, else beginning one (a worker's run is kept
- * however many opens the others make meanwhile).  In an epoch of
- * 16384 or more (tracking) with more than an eighth of the last 256
- * accesses missed, misses between votes for the next epoch do not end
- * their run, and only votes within G of its start or up to 8 past another
- * vote count (but for the one vote that switches an epoch over).
+ * open of a run opened among the last 64 sits up to 8 positions before it
+ * (or, with push, at the sentinel before it); else it is placed and F
+ * stays.  Runs: the 64 whose last opens are the latest, each open going on
+ * with one whose last sits up to 8 positions before it, else beginning
+ * one (a worker's run is kept however many opens the others make
+ * meanwhile).  Once the epoch is (nearly) over, an open of the next one
+ * going on from a run's last open that missed is a vote wherever it
+ * sits.  In an epoch of 16384 or more (tracking) with more than an eighth
+ * of the last 256 accesses missed, misses between votes for the next
+ * epoch do not end their run, and only votes within G of its start or up
+ * to 8 past another vote count (but for the one vote that switches an
+ * epoch over).
  * dsfs_tracker_state()'s strays says that more than a quarter of the
  * recent accesses missed while its runs went on.
  * Lost: every access is a MISS but the one that finds the loader again:

@@ -334,10 +334,13 @@ static void test_small_slow(void)
  * the first ended in the wrong place).  With turns (more workers than
  * cores: each reads 1 to 2 * turn - 1 opens in a row), a worker's next
  * open may come 100 opens after its last, the others' in between; with 16
- * workers of 32, even one at a time: its run is kept (runs_add()), and
- * the misses stay at 5 a worker a job on average (before: 57 a job for 8
- * workers of 128 and turns of 4, and 16 workers of 32 were lost in 1 to 2
- * jobs of 40, turns of 1 to 8).
+ * workers of 32, even one at a time: its run is kept (runs_add()); and
+ * the next epoch's batches begin side by side, most beyond its vote span,
+ * their runs taken for votes (tracker.c's next_run_pos()).  The misses
+ * stay at 3 a worker a job on average (before: 57 a job for 8 workers of
+ * 128 and turns of 4; 16 workers of 32 were lost in 1 or 2 jobs of 40,
+ * turns of 1 to 8, and with turns of 16, 8 of 128 in 16 jobs of 40, their
+ * first 64 opens of an epoch all misses).
  */
 static void big_loader(uint64_t m, unsigned nw, unsigned bs, bool wrong,
 		       uint32_t every, unsigned turn, unsigned jobs)
@@ -388,7 +391,7 @@ static void big_loader(uint64_t m, unsigned nw, unsigned bs, bool wrong,
 			(unsigned long long)m, nw, bs, every, turn,
 			(double)sum / jobs, (unsigned long long)worst);
 		CHECK(worst * 20 <= 3 * m); /* at most 5% */
-		CHECK(sum <= 5ULL * nw * jobs);
+		CHECK(sum <= 3ULL * nw * jobs);
 	}
 	free(pos);
 }
@@ -412,6 +415,56 @@ static void test_turns(void)
 	big_loader(1000, 16, 32, false, 1, 1, 40);
 	big_loader(1000, 16, 32, false, 1, 4, 40);
 	big_loader(1000, 16, 32, false, 1, 8, 40);
+	big_loader(1000, 8, 128, false, 1, 16, 40);
+}
+
+/*
+ * A data set the page cache mostly holds (read before): of each epoch's
+ * opens only 3% reach the daemon, at random, a worker's 30 positions
+ * apart and a new batch's first one up to a batch past the furthest.
+ * 50,000 samples, 8 workers of 64: followed 3 epochs, never lost, all
+ * but 1% of the opens that come placed.  (Moving the frontier only for
+ * runs of two opens or more, which such opens seldom make, lost one job
+ * of two.)
+ */
+static void test_sparse(void)
+{
+	enum { M = 50000, NW = 8, BS = 64, PCT = 3 };
+	struct dsfs_sampler_cfg c;
+	struct dsfs_tracker *t;
+	struct dsfs_tracker_state st;
+	uint64_t rs = 77, count, k, e, job, fed = 0, placed = 0, lost = 0;
+	uint32_t *pos = calloc(M, sizeof(*pos)), *o;
+
+	for (job = 0; job < 2; job++) {
+		unit_cfg(&c, DSFS_SAMPLER_TORCH_RANDOM, 2024 + job, 1);
+		CHECK(dsfs_tracker_new(&c, M, 0, true, 0,
+				       dsfs_tracker_window_for(M), &t) == 0);
+		for (e = 0; e < 3; e++) {
+			o = unit_order(&c, M, e, 0, &count);
+			unit_simulate(count, NW, BS, PREFETCH, 1, &rs, pos);
+			for (k = 0; k < count; k++) {
+				if (unit_rnd(&rs) % 100 >= PCT)
+					continue;	/* the page cache's */
+				dsfs_tracker_prepare_next(t);
+				placed += dsfs_tracker_access(t, o[pos[k]]) !=
+					  DSFS_TRACK_MISS;
+				fed++;
+				dsfs_tracker_state(t, &st);
+				lost += st.detected == DSFS_TRACKER_LOST;
+			}
+			free(o);
+		}
+		CHECK(st.epoch == 2);
+		dsfs_tracker_free(t);
+	}
+	fprintf(stderr, "%u samples, %u workers of %u, %u%% of the opens seen: %llu of %llu placed, lost for %llu of them\n",
+		(unsigned)M, (unsigned)NW, (unsigned)BS, (unsigned)PCT,
+		(unsigned long long)placed, (unsigned long long)fed,
+		(unsigned long long)lost);
+	CHECK(lost == 0);
+	CHECK(placed * 100 >= fed * 99);
+	free(pos);
 }
 
 /* The tracker believes seed 2024, the loader (8 workers) uses 999. */
@@ -455,6 +508,7 @@ int main(void)
 	test_small_slow();
 	test_big_loaders();
 	test_turns();
+	test_sparse();
 	test_wrong_seed();
 	return UNIT_DONE();
 }
