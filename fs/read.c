@@ -165,16 +165,17 @@ static void report_open(struct dsfs_fs *fs, fuse_req_t req,
 	    __atomic_exchange_n(&m->reported_open, fi->fh,
 				__ATOMIC_RELAXED) == fi->fh)
 		return;
-	was = __atomic_load_n(&in->lookup_state, __ATOMIC_SEQ_CST);
-	while (was == DSFS_LOOKUP_REPORTING ||
-	       !__atomic_compare_exchange_n(&in->lookup_state, &was,
-					    DSFS_LOOKUP_NONE, false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+	for (;;) {
+		was = __atomic_load_n(&in->lookup_state, __ATOMIC_SEQ_CST);
 		if (was == DSFS_LOOKUP_REPORTING) {
-			sched_yield();
-			was = __atomic_load_n(&in->lookup_state,
-					      __ATOMIC_SEQ_CST);
+			sched_yield();	/* its report comes first */
+			continue;
 		}
+		if (__atomic_compare_exchange_n(&in->lookup_state, &was,
+						DSFS_LOOKUP_NONE, false,
+						__ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			break;
 	}
 	dsfs_note_access(fs, (uint32_t)fuse_req_ctx(req)->pid, in,
 			 was == DSFS_LOOKUP_REPORTED);

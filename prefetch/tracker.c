@@ -417,9 +417,8 @@ static bool runs_has(const struct dsfs_tracker *t, uint32_t idx, bool lately)
  * The position before unseen position p in its run, or NO_POS when p
  * continues none: the nearest of the `gap` positions before p that one of
  * the RUN_RECENT runs opened last (runs_add()), or with push, whose
- * sentinels are
- * the positions that are multiples of the scheduler's stride
- * (dsfs_tracker_low_every()), the sentinel before a sentinel p.  Each
+ * sentinels are the positions that are multiples of the scheduler's
+ * stride (dsfs_tracker_low_every()), the sentinel before a sentinel p.  Each
  * worker opens its batch's positions one after another, so the one before
  * p was opened lately (gap 1; RUN_GAP when those between may have been
  * read from the page cache, or by another worker).  A loader whose

@@ -148,7 +148,7 @@ struct dsfs_tracker {
 	uint32_t recent[RECENT];	/* the last accesses, any result */
 	uint32_t recent_pos;
 	struct dsfs_tracker_run runs[RUN_RECENT]; /* runs_add() */
-	uint64_t runs_missed;		/* bit i: runs[i].last was a miss */
+	uint64_t runs_missed;		/* bit i: runs[i]'s last missed */
 	uint64_t runs_clock;
 	uint64_t lost_run;		/* accesses since lost or moved on */
 	uint64_t starts;	/* epochs found again (dsfs_tracker_adopt) */
