@@ -126,7 +126,7 @@ static void strays_found_locked(struct dsfs_sched *s)
 
 	s->strays = true;
 	for (i = 0; i < s->nranks; i++)
-		s->ranks[i].every = 1;
+		s->ranks[i].every = stride_locked(s);
 	if (s->strays_said)
 		return;
 	s->strays_said = true;

@@ -154,8 +154,7 @@ static void runs_keep_missed(struct dsfs_tracker *t)
 
 	for (i = 0; i < RUN_RECENT; i++) {
 		t->runs[i].before = UINT32_MAX;
-		if (!(t->runs_missed >> i & 1) ||
-		    t->runs[i].used + RUN_RECENT <= t->runs_clock)
+		if (!(t->runs_missed >> i & 1) || !run_lately(t, i))
 			t->runs[i] = (struct dsfs_tracker_run){
 				UINT32_MAX, UINT32_MAX, 0
 			};
@@ -401,16 +400,9 @@ enum run_of {
  * lately, of a run opened among the last RUN_RECENT. */
 static bool runs_has(const struct dsfs_tracker *t, uint32_t idx, bool lately)
 {
-	const struct dsfs_tracker_run *r;
-	uint32_t i;
+	uint32_t i = runs_find(t, idx);
 
-	for (i = 0; i < RUN_RECENT; i++) {
-		r = &t->runs[i];
-		if (r->used && (r->last == idx || r->before == idx) &&
-		    (!lately || r->used + RUN_RECENT > t->runs_clock))
-			return true;
-	}
-	return false;
+	return i < RUN_RECENT && (!lately || run_lately(t, i));
 }
 
 /*
@@ -680,18 +672,14 @@ static bool vote_goes_on(const struct dsfs_tracker *t, uint32_t p)
  */
 static uint32_t next_run_pos(const struct dsfs_tracker *t, uint64_t idx)
 {
-	uint32_t q = next_known(t) ? t->next.inv[idx] : NO_POS, i;
-	const struct dsfs_tracker_run *r;
+	uint32_t q = next_known(t) ? t->next.inv[idx] : NO_POS, i, before;
 
 	if (q == NO_POS || q == 0 || t->next.count < RUN_MIN_COUNT)
 		return NO_POS;
-	for (i = 0; i < RUN_RECENT; i++) {
-		r = &t->runs[i];
-		if (r->used && r->last == t->next.order[q - 1] &&
-		    (t->runs_missed >> i & 1))
-			return q;
-	}
-	return NO_POS;
+	before = t->next.order[q - 1];
+	i = runs_find(t, before);
+	return i < RUN_RECENT && t->runs[i].last == before &&
+		       (t->runs_missed >> i & 1) ? q : NO_POS;
 }
 
 /*

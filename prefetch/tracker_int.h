@@ -98,8 +98,8 @@ struct dsfs_tracker {
 	/* Miss history: a ring of the last HIST_BITS results, 1 = miss. */
 	uint64_t hist[HIST_BITS / 64];
 	uint32_t hist_len, hist_pos, hist_misses, miss_run;
-	/* ... and of those placed going on with a run (tracker.c's
-	 * runs_near()), 1 = such. */
+	/* ... and of those placed going on with a run (up to RUN_GAP past
+	 * its last: tracker.c's run_before()), 1 = such. */
 	uint64_t hist_run[HIST_BITS / 64];
 	uint32_t hist_runs;
 	/* Votes for a switch to the next epoch: positions there; nmaybe of
@@ -154,6 +154,29 @@ struct dsfs_tracker {
 	uint64_t starts;	/* epochs found again (dsfs_tracker_adopt) */
 };
 
+/* The run whose last open, or the one before, is idx, the latest opened
+ * of them (a file opened twice, a stray then the loader's own, is in two):
+ * its index in t->runs, or RUN_RECENT for none.  O(RUN_RECENT). */
+static inline uint32_t runs_find(const struct dsfs_tracker *t, uint32_t idx)
+{
+	uint32_t i, found = RUN_RECENT;
+
+	for (i = 0; i < RUN_RECENT; i++)
+		if (t->runs[i].used &&
+		    (t->runs[i].last == idx || t->runs[i].before == idx) &&
+		    (found == RUN_RECENT ||
+		     t->runs[i].used > t->runs[found].used))
+			found = i;
+	return found;
+}
+
+/* Whether run i was opened (began or went on) among the last RUN_RECENT
+ * opens. */
+static inline bool run_lately(const struct dsfs_tracker *t, uint32_t i)
+{
+	return t->runs[i].used + RUN_RECENT > t->runs_clock;
+}
+
 /*
  * Record idx as opened lately (tracker.c's runs_has()), and whether that
  * open missed: as the next open of the run whose last (or the one before)
@@ -161,31 +184,26 @@ struct dsfs_tracker {
  * replaces the run left alone longest.  Going on from the one before
  * drops the last: a stray placed by chance just past a worker's open (or
  * an open reported ahead of the one before it) leaves the run with its
- * worker's.  A run is kept while fewer than
- * RUN_RECENT others began or went on since its last open, however many
- * opens the others made: a worker descheduled while seven others read on
- * may come back 100 opens later.  An order the loader does not follow
- * makes a new run of each open: the last RUN_RECENT opens, as before.
- * O(RUN_RECENT).
+ * worker's.  A run is kept while fewer than RUN_RECENT others began or
+ * went on since its last open, however many opens the others made: a
+ * worker descheduled while seven others read on may come back 100 opens
+ * later.  An order the loader does not follow makes a new run of each
+ * open: the last RUN_RECENT opens, as before.  O(RUN_RECENT).
  */
 static inline void runs_add(struct dsfs_tracker *t, uint32_t idx, bool miss,
 			    uint32_t from)
 {
+	uint32_t i, j = from == UINT32_MAX ? RUN_RECENT : runs_find(t, from);
 	struct dsfs_tracker_run *r;
-	uint32_t i, j = 0;
 
-	for (i = 0; i < RUN_RECENT; i++) {
-		r = &t->runs[i];
-		if (from != UINT32_MAX && r->used &&
-		    (r->last == from || r->before == from)) {
-			j = i;
-			break;
-		}
-		if (r->used < t->runs[j].used)
-			j = i;
+	if (j == RUN_RECENT) {		/* a new run, in the oldest's place */
+		for (i = j = 0; i < RUN_RECENT; i++)
+			if (t->runs[i].used < t->runs[j].used)
+				j = i;
+		from = UINT32_MAX;
 	}
 	r = &t->runs[j];
-	r->before = i == RUN_RECENT ? UINT32_MAX : from;
+	r->before = from;
 	r->last = idx;
 	r->used = ++t->runs_clock;
 	t->runs_missed = miss ? t->runs_missed | 1ULL << j :

@@ -398,24 +398,33 @@ static void big_loader(uint64_t m, unsigned nw, unsigned bs, bool wrong,
 
 static void test_big_loaders(void)
 {
-	big_loader(1000, 8, 128, false, 1, 1, 10);
-	big_loader(1000, 16, 32, false, 1, 1, 10);
-	big_loader(4000, 8, 256, false, 1, 1, 10);
-	big_loader(1000, 8, 128, false, 8, 1, 10);
-	big_loader(4000, 8, 256, false, 8, 1, 10);
-	big_loader(1000, 8, 128, true, 1, 1, 10);
-	big_loader(4000, 8, 256, true, 1, 1, 10);
-}
+	static const struct {
+		uint64_t m;
+		unsigned nw, bs;
+		bool wrong;
+		uint32_t every;
+		unsigned turn, jobs;
+	} big[] = {
+		{ 1000, 8, 128, false, 1, 1, 10 },
+		{ 1000, 16, 32, false, 1, 1, 10 },
+		{ 4000, 8, 256, false, 1, 1, 10 },
+		{ 1000, 8, 128, false, 8, 1, 10 },
+		{ 4000, 8, 256, false, 8, 1, 10 },
+		{ 1000, 8, 128, true, 1, 1, 10 },
+		{ 4000, 8, 256, true, 1, 1, 10 },
+		/* workers taking turns (more of them than cores) */
+		{ 1000, 8, 128, false, 1, 4, 40 },
+		{ 4000, 8, 256, false, 1, 4, 40 },
+		{ 1000, 16, 32, false, 1, 1, 40 },
+		{ 1000, 16, 32, false, 1, 4, 40 },
+		{ 1000, 16, 32, false, 1, 8, 40 },
+		{ 1000, 8, 128, false, 1, 16, 40 },
+	};
+	size_t i;
 
-/* Workers taking turns (more of them than cores). */
-static void test_turns(void)
-{
-	big_loader(1000, 8, 128, false, 1, 4, 40);
-	big_loader(4000, 8, 256, false, 1, 4, 40);
-	big_loader(1000, 16, 32, false, 1, 1, 40);
-	big_loader(1000, 16, 32, false, 1, 4, 40);
-	big_loader(1000, 16, 32, false, 1, 8, 40);
-	big_loader(1000, 8, 128, false, 1, 16, 40);
+	for (i = 0; i < sizeof(big) / sizeof(big[0]); i++)
+		big_loader(big[i].m, big[i].nw, big[i].bs, big[i].wrong,
+			   big[i].every, big[i].turn, big[i].jobs);
 }
 
 /*
@@ -507,7 +516,6 @@ int main(void)
 	test_cut_short();
 	test_small_slow();
 	test_big_loaders();
-	test_turns();
 	test_sparse();
 	test_wrong_seed();
 	return UNIT_DONE();
