@@ -129,29 +129,26 @@ static void note_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
 		nested_attr(fs, in, st);
 }
 
-/* A lookup's open reaches its read from offset 0 within this many reports
- * (other loaders' opens in between), however busy the machine. */
-#define LOOKUP_READ_MAX 1024
-
-void dsfs_note_access(struct dsfs_fs *fs, uint32_t pid,
-		      struct dsfs_inode *in, bool by_lookup)
+bool dsfs_note_access(struct dsfs_fs *fs, uint32_t pid,
+		      struct dsfs_inode *in, enum dsfs_report how)
 {
 	char path[PATH_MAX];
 	struct dsfs_sched *sched = dsfs_sched_hold(fs);
 	uint64_t when, seq = __atomic_load_n(&in->report_seq, __ATOMIC_RELAXED);
 
 	if (!sched ||
-	    (by_lookup && seq &&
-	     dsfs_sched_recent(sched, seq - 1, LOOKUP_READ_MAX)) ||
+	    (how != DSFS_REPORT_OPEN && seq &&
+	     dsfs_sched_recent(sched, seq - 1)) ||
 	    dsfs_inodes_path(in, path, sizeof(path))) {
 		dsfs_sched_unhold(fs);
-		return;
+		return false;
 	}
 	when = dsfs_sched_access(sched, path, pid, &seq);
 	/* Relaxed: hints for this file's next reads. */
 	__atomic_store_n(&in->plan_when, when, __ATOMIC_RELAXED);
 	__atomic_store_n(&in->report_seq, seq + 1, __ATOMIC_RELAXED);
 	dsfs_sched_unhold(fs);
+	return true;
 }
 
 /* Whether a lookup of the regular file in may stand for its open: not for
@@ -258,7 +255,7 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (__atomic_compare_exchange_n(&in->lookup_state, &replied,
 					DSFS_LOOKUP_REPORTING, false,
 					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-		dsfs_note_access(fs, pid, in, false);
+		dsfs_note_access(fs, pid, in, DSFS_REPORT_OPEN);
 		__atomic_compare_exchange_n(&in->lookup_state, &reporting,
 					    DSFS_LOOKUP_REPORTED, false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);

@@ -142,6 +142,25 @@ static uint64_t plan_when(const struct dsfs_inode *in)
 	return __atomic_load_n(&in->plan_when, __ATOMIC_RELAXED);
 }
 
+/* Set in's lookup state to `to` once no report is in progress, and return
+ * the state it had (enum dsfs_lookup_state). */
+static uint8_t lookup_state_take(struct dsfs_inode *in, uint8_t to)
+{
+	uint8_t was;
+
+	for (;;) {
+		was = __atomic_load_n(&in->lookup_state, __ATOMIC_SEQ_CST);
+		if (was == DSFS_LOOKUP_REPORTING) {
+			sched_yield();	/* its report comes first */
+			continue;
+		}
+		if (__atomic_compare_exchange_n(&in->lookup_state, &was, to,
+						false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			return was;
+	}
+}
+
 /*
  * A file opened and read from its start: the plan's signal, unless the
  * lookup of this open gave it or is giving it (dsfs_op_lookup).  A lookup
@@ -165,20 +184,36 @@ static void report_open(struct dsfs_fs *fs, fuse_req_t req,
 	    __atomic_exchange_n(&m->reported_open, fi->fh,
 				__ATOMIC_RELAXED) == fi->fh)
 		return;
-	for (;;) {
-		was = __atomic_load_n(&in->lookup_state, __ATOMIC_SEQ_CST);
-		if (was == DSFS_LOOKUP_REPORTING) {
-			sched_yield();	/* its report comes first */
-			continue;
-		}
-		if (__atomic_compare_exchange_n(&in->lookup_state, &was,
-						DSFS_LOOKUP_NONE, false,
-						__ATOMIC_SEQ_CST,
-						__ATOMIC_SEQ_CST))
-			break;
-	}
+	was = lookup_state_take(in, DSFS_LOOKUP_NONE);
 	dsfs_note_access(fs, (uint32_t)fuse_req_ctx(req)->pid, in,
-			 was == DSFS_LOOKUP_REPORTED);
+			 was == DSFS_LOOKUP_REPORTED ? DSFS_REPORT_LOOKED_UP
+						     : DSFS_REPORT_OPEN);
+}
+
+/*
+ * A read past offset 0, the first of its open to reach the daemon when the
+ * kernel served the file's start from pages an earlier open left: a pass
+ * over the data set before training that reads each file's header (an
+ * aspect ratio pass opens every image), or part of a file the kernel kept
+ * from the epoch before.  Its open is reported unless the file's last
+ * report is recent (dsfs_sched_recent: the same open, read on), or its
+ * lookup is reporting it.  Reported, it is marked as a lookup's report, so
+ * that a read from offset 0 later in the same open (a format read from
+ * its end first, as zip and Parquet are) does not report it again.
+ */
+static void report_read_on(struct dsfs_fs *fs, fuse_req_t req,
+			   struct dsfs_inode *in)
+{
+	uint8_t was = lookup_state_take(in, DSFS_LOOKUP_REPORTING),
+		reporting = DSFS_LOOKUP_REPORTING;
+
+	if (dsfs_note_access(fs, (uint32_t)fuse_req_ctx(req)->pid, in,
+			     was == DSFS_LOOKUP_REPLIED ? DSFS_REPORT_OPEN
+							: DSFS_REPORT_READ_ON))
+		was = DSFS_LOOKUP_REPORTED;
+	/* Unless a lookup of a new open replied meanwhile: it reports. */
+	__atomic_compare_exchange_n(&in->lookup_state, &reporting, was, false,
+				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 /* Fetch chunk ahead of any reader if absent; never waits. */
@@ -604,6 +639,8 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	dsfs_readahead_tune(fs); /* opens after READDIRPLUS skip LOOKUP */
 	if (!off)
 		report_open(fs, req, in, fi);
+	else
+		report_read_on(fs, req, in);
 	err = serve_range(fs, in, fsize, (uint64_t)off, size, p, &n, &pos,
 			  &waited, &missed);
 	if (!err && pos < (uint64_t)off + size && n < MAX_CHUNKS_PER_READ &&

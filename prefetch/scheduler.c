@@ -755,8 +755,18 @@ void dsfs_sched_repush(struct dsfs_sched *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
-bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq, uint64_t within)
+/* dsfs_sched_recent's bounds. */
+#define SAME_OPEN_MIN 16
+#define SAME_OPEN_MAX 1024
+
+bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq)
 {
+	uint64_t within = dsfs_layout_count(s->cfg.layout) / 2;
+
+	if (within < SAME_OPEN_MIN)
+		within = SAME_OPEN_MIN;
+	if (within > SAME_OPEN_MAX)
+		within = SAME_OPEN_MAX;
 	return __atomic_load_n(&s->reports, __ATOMIC_RELAXED) - seq <= within;
 }
 

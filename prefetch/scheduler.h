@@ -168,8 +168,15 @@ uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
  * lookups tell nothing of the loader's order: only its reads do.
  */
 bool dsfs_sched_linked(const struct dsfs_sched *s, const char *path);
-/* Whether report seq is among the latest `within`.  Any thread, no lock. */
-bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq, uint64_t within);
+/*
+ * Whether report seq is recent enough that a later sign of its file is of
+ * the same open (fs/ops.c's dsfs_same_open): among the latest reports of
+ * half the data set's samples, at least 16 and at most 1024.  An open's
+ * lookup and its reads come within far fewer reports (other workers' opens
+ * between them, however busy the machine); the loader's next open of the
+ * file comes about an epoch later.  Any thread, no lock.
+ */
+bool dsfs_sched_recent(struct dsfs_sched *s, uint64_t seq);
 /*
  * The number of s's latest report (0: none yet); and, for a scheduler that
  * replaces others (a new plan), numbering its reports on from n, the

@@ -5,7 +5,7 @@ Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
            [--batch-size B] [--workers N] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
            [--break-first B] [--persistent] [--num-samples K] [--replacement]
-           [--weights FILE] [--strays K]
+           [--weights FILE] [--strays K] [--header-pass BYTES] [--tail-first BYTES]
            [--no-set-epoch]
            [--subset-every K] [--extensions EXT[:EXT...] | --glob SUFFIX]
            [--concat DIR[:DIR...]]
@@ -54,6 +54,12 @@ glob.glob(ROOT + "/**/*" + SUFFIX, recursive=True) lists, unsorted.
 ImageFolder(ROOT/D2), ...]) (a DatasetFolder each, with --extensions).
 --strays K: each sample read also reads K samples drawn at random (a
 Dataset with mosaic or mixup augmentation); their bytes are checked too.
+--header-pass BYTES: before the first epoch, the first BYTES of every sample
+are read in index order, as a pass over the data set reading each image's
+header does (torchvision's detection reference opens every image for its
+aspect ratio).  --tail-first BYTES: each sample's last BYTES are read first,
+then the whole file from its start (a format whose index is at its end, as
+zip, npz and Parquet files are read).
 --split L0:L1 --split-seed S --split-part K: the data set is part K (0) of
 random_split(folder, [L0, L1], generator=torch.Generator().manual_seed(S)),
 each L a whole length or a fraction as Python reads it.
@@ -93,10 +99,24 @@ warnings.filterwarnings("ignore", message="This DataLoader will create")
 BARRIER_TIMEOUT = 300  # seconds: a peer that died must not hang the test
 
 
+TAIL_FIRST = 0  # --tail-first: set before the workers start, which inherit it
+
+
 def read_bytes(path):
     """ImageFolder's loader: the file's bytes, as a bytes-only loader has them."""
     with open(path, "rb") as f:
+        if TAIL_FIRST:
+            f.seek(-min(TAIL_FIRST, os.fstat(f.fileno()).st_size), os.SEEK_END)
+            f.read()
+            f.seek(0)
         return f.read()
+
+
+def header_pass(folder, nbytes):
+    """--header-pass: the first nbytes of every sample, in index order."""
+    for path, _ in folder.samples:
+        with open(path, "rb") as f:
+            f.read(nbytes)
 
 
 def keep(batch):
@@ -236,6 +256,8 @@ def parse_args(argv=None):
     ap.add_argument("--split-seed", type=int, default=0)
     ap.add_argument("--split-part", type=int, default=0)
     ap.add_argument("--strays", type=int, default=0)
+    ap.add_argument("--header-pass", type=int, default=0)
+    ap.add_argument("--tail-first", type=int, default=0)
     drop = ap.add_mutually_exclusive_group()
     drop.add_argument("--drop-caches", action="store_true")
     drop.add_argument("--drop-caches-first", action="store_true")
@@ -394,6 +416,10 @@ def main():
     if a.split:
         folder = Part(folder, a)
     ds = Indexed(folder, a.strays)
+    global TAIL_FIRST
+    TAIL_FIRST = a.tail_first
+    if a.header_pass:
+        header_pass(folder, a.header_pass)
     loader, sampler = make_loader(a, ds)
     digests = {}
     listing = [] if a.list else None
