@@ -170,7 +170,7 @@ uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 bool dsfs_sched_linked(const struct dsfs_sched *s, const char *path);
 /*
  * Whether report seq is recent enough that a later sign of its file is of
- * the same open (fs/ops.c's dsfs_same_open): among the latest reports of
+ * the same open (fs/ops.c's dsfs_note_access): among the latest reports of
  * half the data set's samples, at least 16 and at most 1024.  An open's
  * lookup and its reads come within far fewer reports (other workers' opens
  * between them, however busy the machine); the loader's next open of the
