@@ -199,22 +199,13 @@ void dsfs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
 /* ops.c: tell the scheduler the loader opened this inode's file, and keep
  * the plan time of its next read in in->plan_when for the cache.  pid: the
  * process that opened it (fuse_req_ctx; it tells the loader from other
- * programs).  How the open showed (see dsfs_sched_recent); true if it was
- * reported. */
-enum dsfs_report {
-	DSFS_REPORT_OPEN,	/* its lookup, or its read from offset 0 */
-	DSFS_REPORT_LOOKED_UP,	/* its read from offset 0, its lookup having
-				   reported it: again only if that report is
-				   old (the lookup's own read never came:
-				   the kernel served it, and this read is of
-				   a later open) */
-	DSFS_REPORT_READ_ON,	/* a read past offset 0, the kernel having
-				   served the start: an open only if the
-				   file's last report is old */
-};
+ * programs).  unless_recent: the open may have been reported already (by
+ * its lookup, before its read from offset 0; or this is a read past offset
+ * 0, the kernel having served the start): report it only if the file's
+ * last report is old (dsfs_sched_recent).  True if it was reported. */
 struct dsfs_inode;
 bool dsfs_note_access(struct dsfs_fs *fs, uint32_t pid,
-		      struct dsfs_inode *in, enum dsfs_report how);
+		      struct dsfs_inode *in, bool unless_recent);
 /* read.c */
 void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		  struct fuse_file_info *fi);

@@ -130,14 +130,14 @@ static void note_attr(struct dsfs_fs *fs, struct dsfs_inode *in,
 }
 
 bool dsfs_note_access(struct dsfs_fs *fs, uint32_t pid,
-		      struct dsfs_inode *in, enum dsfs_report how)
+		      struct dsfs_inode *in, bool unless_recent)
 {
 	char path[PATH_MAX];
 	struct dsfs_sched *sched = dsfs_sched_hold(fs);
 	uint64_t when, seq = __atomic_load_n(&in->report_seq, __ATOMIC_RELAXED);
 
 	if (!sched ||
-	    (how != DSFS_REPORT_OPEN && seq &&
+	    (unless_recent && seq &&
 	     dsfs_sched_recent(sched, seq - 1)) ||
 	    dsfs_inodes_path(in, path, sizeof(path))) {
 		dsfs_sched_unhold(fs);
@@ -255,7 +255,7 @@ static void dsfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (__atomic_compare_exchange_n(&in->lookup_state, &replied,
 					DSFS_LOOKUP_REPORTING, false,
 					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-		dsfs_note_access(fs, pid, in, DSFS_REPORT_OPEN);
+		dsfs_note_access(fs, pid, in, false);
 		__atomic_compare_exchange_n(&in->lookup_state, &reporting,
 					    DSFS_LOOKUP_REPORTED, false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);

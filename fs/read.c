@@ -186,8 +186,7 @@ static void report_open(struct dsfs_fs *fs, fuse_req_t req,
 		return;
 	was = lookup_state_take(in, DSFS_LOOKUP_NONE);
 	dsfs_note_access(fs, (uint32_t)fuse_req_ctx(req)->pid, in,
-			 was == DSFS_LOOKUP_REPORTED ? DSFS_REPORT_LOOKED_UP
-						     : DSFS_REPORT_OPEN);
+			 was == DSFS_LOOKUP_REPORTED);
 }
 
 /*
@@ -208,8 +207,7 @@ static void report_read_on(struct dsfs_fs *fs, fuse_req_t req,
 		reporting = DSFS_LOOKUP_REPORTING;
 
 	if (dsfs_note_access(fs, (uint32_t)fuse_req_ctx(req)->pid, in,
-			     was == DSFS_LOOKUP_REPLIED ? DSFS_REPORT_OPEN
-							: DSFS_REPORT_READ_ON))
+			     was != DSFS_LOOKUP_REPLIED))
 		was = DSFS_LOOKUP_REPORTED;
 	/* Unless a lookup of a new open replied meanwhile: it reports. */
 	__atomic_compare_exchange_n(&in->lookup_state, &reporting, was, false,
