@@ -137,6 +137,7 @@ static void put_sched(struct doc *d, const struct dsfs_sched_stats *st)
 	put_u64(d, "plan.mispredictions", st->track.mispredictions);
 	put_u64(d, "plan.accesses", st->track.accesses);
 	put_u64(d, "plan.other_opens", st->other_opens);
+	put_u64(d, "plan.index_pass_samples", st->index_pass_samples);
 	put_u64(d, "plan.sample_opens", st->sample_opens);
 	if (st->last_open_ns != UINT64_MAX)
 		put(d, "plan.last_open_seconds %.1f\n",

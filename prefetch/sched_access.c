@@ -399,7 +399,7 @@ static bool moved_on_locked(struct dsfs_sched *s, const struct srank *r,
 static bool wake_worth_locked(struct dsfs_sched *s)
 {
 	uint64_t share = s->cfg.lead_bytes / s->nranks;
-	bool worth = false;
+	bool worth = false, follows = false;
 	struct srank *r;
 	uint32_t i;
 
@@ -407,12 +407,17 @@ static bool wake_worth_locked(struct dsfs_sched *s)
 		r = &s->ranks[i];
 		if (!dsfs_sched_rank_update_locked(s, r))
 			continue;
+		follows = true;
 		if (r->blocked && !moved_on_locked(s, r, share))
 			continue;
 		worth |= r->blocked || r->fetched - r->lead_from < WAKE_ITEMS ||
 			 r->lead_bytes + share / 8 <= share;
 		r->blocked = false;
 	}
+	worth |= !follows &&
+		 dsfs_seqpass_wants(&s->seq, dsfs_sched_seq_ahead_locked(s),
+				    dsfs_layout_count(s->cfg.layout),
+				    WAKE_ITEMS);
 	return worth && s->idle && !s->full;
 }
 
@@ -627,6 +632,25 @@ static bool other_reader_locked(struct dsfs_sched *s, struct srank *r,
 	return true;
 }
 
+/* Feed the open to the index-order pass (seqpass.h), logging where it
+ * begins and ends.  Called with s->lock held. */
+static void seqpass_access_locked(struct dsfs_sched *s, uint64_t idx,
+				  uint32_t pid)
+{
+	uint64_t n = dsfs_layout_count(s->cfg.layout), missed;
+
+	if (!dsfs_seqpass_access(&s->seq, pid, idx) ||
+	    !dsfs_ratelimit(&s->log_rl, &missed))
+		return;
+	if (s->seq.on)
+		dsfs_info("a pass over the data set in index order, at sample %llu of %llu: fetched ahead of it while the plan does not follow it",
+			  (unsigned long long)idx, (unsigned long long)n);
+	else
+		dsfs_info("the pass in index order ended at sample %llu (%llu samples read ahead of such passes so far)",
+			  (unsigned long long)s->seq.front,
+			  (unsigned long long)s->seq_samples);
+}
+
 static void access_locked(struct dsfs_sched *s, uint64_t idx, uint32_t pid)
 {
 	struct srank *r = dsfs_sched_route_locked(s, idx);
@@ -720,6 +744,7 @@ uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 	/* Relaxed: dsfs_sched_recent reads it without the lock. */
 	__atomic_store_n(&s->reports, s->reports + 1, __ATOMIC_RELAXED);
 	*seq = s->reports;
+	seqpass_access_locked(s, idx, pid);
 	access_locked(s, idx, pid);
 	when = dsfs_sched_next_use_locked(s, idx);
 	pthread_mutex_unlock(&s->lock);

@@ -20,6 +20,7 @@
 #include "readers.h"
 #include "scheduler.h"
 #include "seek.h"
+#include "seqpass.h"
 #include "slab.h"
 
 /* One local rank's loader and how far the scheduler got ahead of it. */
@@ -119,6 +120,11 @@ struct dsfs_sched {
 	} *known;
 	uint64_t known_names;
 	struct dsfs_boost boost;	/* the scheduler thread's alone */
+	/* An index-order pass the plan does not predict, fetched while no
+	 * rank follows a loader (seqpass.h), and the samples read for it
+	 * (not found cached).  Under lock. */
+	struct dsfs_seqpass seq;
+	uint64_t seq_samples;
 };
 
 /* Reads prepared by the scheduler thread, submitted together (one queue
@@ -143,6 +149,7 @@ struct pick {
 	bool near;		/* the loader is close behind: it reads, and
 				   its place is within twice the reads in
 				   flight */
+	bool seq;		/* for an index-order pass (r is NULL) */
 };
 
 /*
@@ -170,6 +177,8 @@ void dsfs_sched_retire_locked(struct srank *r);
 bool dsfs_sched_rank_update_locked(struct dsfs_sched *s, struct srank *r);
 /* idx's next plan read over every rank.  O(ranks). */
 uint64_t dsfs_sched_next_use_locked(struct dsfs_sched *s, uint64_t idx);
+/* Samples an index-order pass is fetched ahead (seqpass.h). */
+uint64_t dsfs_sched_seq_ahead_locked(const struct dsfs_sched *s);
 /* A tracker for r configured at `epoch`, or (detect: the first rank with
  * epoch=auto) one that detects for the group; it replaces r's tracker and
  * where r's prefetch stood.  0 or -errno. */

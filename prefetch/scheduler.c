@@ -236,6 +236,40 @@ static unsigned depth_locked(const struct dsfs_sched *s)
 		s->cfg.depth : s->cfg.depth_ahead;
 }
 
+uint64_t dsfs_sched_seq_ahead_locked(const struct dsfs_sched *s)
+{
+	uint64_t mean = s->sizes ? s->size_sum / s->sizes : 0,
+		 ahead = mean ? s->cfg.lead_bytes / mean : 0;
+
+	return ahead > BATCH ? ahead : BATCH;
+}
+
+/* The next sample of an index-order pass (seqpass.h), fetched into the
+ * cache as unplanned (no rank follows a loader: nothing is planned), never
+ * pushed.  As next_locked.  Called with s->lock held. */
+static bool seq_next_locked(struct dsfs_sched *s, struct pick *pk,
+			    uint64_t *settle)
+{
+	uint64_t idx;
+
+	if (!dsfs_seqpass_peek(&s->seq, dsfs_sched_seq_ahead_locked(s),
+			       dsfs_layout_count(s->cfg.layout), &idx))
+		return false;
+	if (dsfs_layout_pending(s->cfg.layout, idx)) {
+		*settle = idx;
+		return false;
+	}
+	dsfs_seqpass_take(&s->seq);
+	*pk = (struct pick){ .idx = idx, .when = DSFS_CACHE_NEVER,
+			     .size = dsfs_layout_size(s->cfg.layout, idx),
+			     .after = DSFS_CACHE_NEVER,
+			     .use = DSFS_CACHE_NEVER, .seq = true,
+			     .near = idx < s->seq.front +
+					   2 * (uint64_t)s->cfg.depth_ahead };
+	size_seen_locked(s, pk->size);
+	return true;
+}
+
 /*
  * The next sample to fetch: of the ranks following a plan, not blocked and
  * within their share of the lead budget, the one whose next sample is read
@@ -250,6 +284,7 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 	uint64_t share = s->cfg.lead_bytes / s->nranks, idx, when, next_use;
 	struct srank *r;
 	uint32_t i;
+	bool follows = false;
 
 	pk->r = NULL;
 	s->depth = depth_locked(s);
@@ -258,8 +293,10 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 		return false;
 	for (i = 0; i < s->nranks; i++) {
 		r = &s->ranks[i];
-		if (!dsfs_sched_rank_update_locked(s, r) || r->blocked ||
-		    r->lead_bytes >= share ||
+		if (!dsfs_sched_rank_update_locked(s, r))
+			continue;
+		follows = true;
+		if (r->blocked || r->lead_bytes >= share ||
 		    dsfs_tracker_at(plan_of(r), r->fetched, &idx))
 			continue; /* idle, or the end of the next epoch */
 		when = dsfs_tracker_time(plan_of(r), r->fetched);
@@ -272,7 +309,7 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 				     .epoch = r->epoch, .repush = s->repush };
 	}
 	if (!pk->r)
-		return false;
+		return !follows && seq_next_locked(s, pk, settle);
 	pk->after = dsfs_tracker_use_after(plan_of(pk->r), pk->idx, pk->pos);
 	next_use = dsfs_sched_next_use_locked(s, pk->idx);
 	pk->push = pushable_locked(pk, next_use);
@@ -433,7 +470,7 @@ static void *sched_thread(void *arg)
 	struct batch b = { .n = 0 };
 	struct opened o = { .fd = -1 };
 	struct pick pk = { 0 };
-	uint64_t settle;
+	uint64_t settle, made;
 	int err;
 
 	dsfs_boost_init(&s->boost, s->cfg.waited);
@@ -443,10 +480,15 @@ static void *sched_thread(void *arg)
 			seek_poll_locked(s);
 		settle = UINT64_MAX;
 		if (next_locked(s, &pk, &settle)) {
+			made = b.made;
 			pthread_mutex_unlock(&s->lock);
 			err = dsfs_sched_fetch_sample(s, &b, &o, &pk);
 			pthread_mutex_lock(&s->lock);
-			if (err == -ENOSPC)
+			if (pk.seq && b.made != made)
+				s->seq_samples++;
+			if (err == -ENOSPC && pk.seq)
+				s->seq.blocked = true;
+			else if (err == -ENOSPC)
 				refused_locked(s, &pk);
 			continue;
 		}
@@ -836,6 +878,7 @@ void dsfs_sched_get_stats(struct dsfs_sched *s, struct dsfs_sched_stats *st)
 			slow_time = t;
 		}
 	}
+	st->index_pass_samples = s->seq_samples;
 	pthread_mutex_unlock(&s->lock);
 	/* The slowest rank's place, and the sums of the counts. */
 	st->track.detected = st->ranks[0].track.detected;

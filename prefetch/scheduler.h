@@ -133,6 +133,7 @@ struct dsfs_sched_stats {
 	uint64_t prefetch_errors;
 	uint64_t sample_opens;	/* samples the fetches opened */
 	uint64_t other_opens;	/* opens left out: other programs' */
+	uint64_t index_pass_samples; /* read ahead of index-order passes */
 	/* Nanoseconds since the last open of a sample reached the plan, or
 	 * UINT64_MAX before the first: while the kernel serves a loader
 	 * from its page cache, nothing does, and the place above stands. */

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """A real training loader's reads, for the mount tests and bench/loader-epochs.
 
-Usage: /usr/bin/python3 loader.py --mode torch-random|distributed ROOT
+Usage: /usr/bin/python3 loader.py --mode torch-random|distributed|unseeded|sequential ROOT
            [--seed S] [--first E] [--last E] [--world W --rank R]
            [--batch-size B] [--workers N] [--sleep-ms MS] [--drop-caches | --drop-caches-first]
            [--break-first B] [--persistent] [--num-samples K] [--replacement]
@@ -28,6 +28,7 @@ that keeps the bytes, for epochs FIRST..LAST:
   exits, "S s0 s1 ..." for the first S >= --seed whose epochs FIRST..LAST
   draw effective (low 32 bits) seeds s0, s1, ... within SPREAD of each
   other (a test can then search a narrow slice).
+- sequential: shuffle=False (a validation loop): index order every epoch.
 Before each epoch, optionally, page caches are dropped (standing for a data
 set larger than memory; --drop-caches-first: before the first epoch only,
 so the later ones are warm) and the processes sharing --barrier DIR (N of them,
@@ -57,7 +58,8 @@ Dataset with mosaic or mixup augmentation); their bytes are checked too.
 --header-pass BYTES: before the first epoch, the first BYTES of every sample
 are read in index order, as a pass over the data set reading each image's
 header does (torchvision's detection reference opens every image for its
-aspect ratio).  --tail-first BYTES: each sample's last BYTES are read first,
+aspect ratio); with --source their bytes are checked, and --stats takes
+a snapshot ("pass") after it.  --tail-first BYTES: each sample's last BYTES are read first,
 then the whole file from its start (a format whose index is at its end, as
 zip, npz and Parquet files are read).
 --split L0:L1 --split-seed S --split-part K: the data set is part K (0) of
@@ -112,11 +114,19 @@ def read_bytes(path):
         return f.read()
 
 
-def header_pass(folder, nbytes):
-    """--header-pass: the first nbytes of every sample, in index order."""
+def header_pass(a, folder, nbytes):
+    """--header-pass: the first nbytes of every sample, in index order
+    (checked against --source)."""
+    root = os.path.join(os.path.abspath(a.root), "")
     for path, _ in folder.samples:
         with open(path, "rb") as f:
-            f.read(nbytes)
+            got = f.read(nbytes)
+        if a.source:
+            with open(os.path.join(a.source, path[len(root):]), "rb") as f:
+                if f.read(nbytes) != got:
+                    die("%s's first %d bytes differ from the same file's "
+                        "under %s" % (path, nbytes, a.source))
+    snapshot(a, "pass")
 
 
 def keep(batch):
@@ -232,7 +242,8 @@ def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("root")
     ap.add_argument("--mode", required=True,
-                    choices=["torch-random", "distributed", "unseeded"])
+                    choices=["torch-random", "distributed", "unseeded",
+                             "sequential"])
     ap.add_argument("--find-seed", type=int, default=0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--first", type=int, default=0)
@@ -338,6 +349,8 @@ def make_loader(a, ds):
             sampler = RandomSampler(ds, num_samples=a.num_samples)
             return DataLoader(ds, sampler=sampler, **common), None
         return DataLoader(ds, shuffle=True, **common), None
+    if a.mode == "sequential":
+        return DataLoader(ds, shuffle=False, **common), None
     if a.mode == "torch-random":
         g = torch.Generator().manual_seed(a.seed)
         if a.subset_every:
@@ -419,7 +432,7 @@ def main():
     global TAIL_FIRST
     TAIL_FIRST = a.tail_first
     if a.header_pass:
-        header_pass(folder, a.header_pass)
+        header_pass(a, folder, a.header_pass)
     loader, sampler = make_loader(a, ds)
     digests = {}
     listing = [] if a.list else None

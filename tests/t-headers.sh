@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-headers: a torch job that reads the first 4 KiB of every image in index order before training (as an aspect-ratio pass does) leaves each file's start in the page cache, so its epoch's opens reach the daemon only as reads past offset 0: they are heard, and the epoch is found and followed (before, it was lost and nothing of the epoch was heard); and a loader that reads each file's end first, then all of it (zip, npz, Parquet) is heard once per open, not twice.  Every byte is checked against the source.
+# t-headers: a torch job that reads the first 4 KiB of every image in index order before training (as an aspect-ratio pass does) is read ahead of in index order, as is a validation DataLoader's (shuffle=False) pass (before, each of their reads waited on storage); the header pass leaves each file's start in the page cache, so its epoch's opens reach the daemon only as reads past offset 0: they are heard, and the epoch is found and followed (before, it was lost and nothing of the epoch was heard); and a loader that reads each file's end first, then all of it (zip, npz, Parquet) is heard once per open, not twice.  Every byte is checked against the source.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -33,6 +33,16 @@ for push in off auto; do
 	grep "plan:" "$log" >&2 || true
 	read -r acc mis < <(epoch0_of "$WORK/h.stats")
 	say "epoch 0: $acc opens heard, $mis mispredicted"
+	# The pass in index order is read ahead of (plan.index_pass_samples:
+	# the files the guess of epoch 0 fetched at the mount, about half,
+	# were cached already), so that most of its reads find their file
+	# cached: before, each file the guess had not fetched was read from
+	# storage while the pass waited (1,500 of them).
+	read -r ahead stalls < <(awk '$1 == "pass" && $2 == "plan.index_pass_samples" { a = $3 }
+		$1 == "pass" && $2 == "stalls" { s = $3 } END { print a + 0, s + 0 }' "$WORK/h.stats")
+	say "the header pass: $ahead samples read ahead of it, $stalls reads waited"
+	((ahead >= n / 4)) || fail "only $ahead of the pass's $n samples read ahead of it"
+	((stalls <= n / 4)) || fail "$stalls of the pass's $n reads waited on storage"
 	# The header pass is heard in index order (no epoch's): lost, then
 	# found at epoch 0 from the loader's first opens.  With push, the
 	# files pushed ahead of the loader are read unheard, all but the
@@ -46,6 +56,20 @@ for push in off auto; do
 	((mis * 10 <= acc)) || fail "$mis of epoch 0's $acc opens mispredicted"
 	unmount_dsfs "$MNT"
 done
+
+say "a validation pass: a DataLoader with shuffle=False, 2 workers of 16, caches dropped"
+mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total >> 20))M,hugepages=off,push=off,$PLAN"
+rm -f "$WORK/v.stats"
+"$PY" "$srcdir/loader.py" --mode sequential --first 0 --last 0 \
+	--batch-size 16 --workers 2 --drop-caches --stats "$MNT" "$WORK/v.stats" \
+	--source "$SRC/train" "$MNT/train" || fail "the loader failed"
+read -r ahead stalls < <(awk '$1 == "end" && $2 == "plan.index_pass_samples" { a = $3 }
+	$1 == "end" && $2 == "stalls" { s = $3 } END { print a + 0, s + 0 }' "$WORK/v.stats")
+say "the validation pass: $ahead samples read ahead of it, $stalls reads waited"
+log_has "$MNT" "in index order" || fail "the pass in index order was not logged"
+((ahead >= n / 4)) || fail "only $ahead of the pass's $n samples read ahead of it"
+((stalls <= n / 4)) || fail "$stalls of the pass's $n reads waited on storage"
+unmount_dsfs "$MNT"
 
 say "each file's last 4 KiB read first, then all of it; 2 epochs, caches dropped"
 mount_dsfs "$SRC" "$MNT" -o "cache_size=$((total >> 20))M,hugepages=off,push=off,$PLAN"

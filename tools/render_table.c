@@ -112,6 +112,9 @@ void dsfs_render_plan(const struct dsfs_snap *s)
 	       dsfs_snap_num(s, "plan.accesses"));
 	printf(ROW "%.0f opens left out of the plan\n", "other readers",
 	       dsfs_snap_num(s, "plan.other_opens"));
+	if (dsfs_snap_num(s, "plan.index_pass_samples") > 0)
+		printf(ROW "%.0f samples read ahead\n", "index-order passes",
+		       dsfs_snap_num(s, "plan.index_pass_samples"));
 	if (dsfs_snap_get(s, "plan.last_open_seconds"))
 		printf(ROW "%.1f s ago\n", "last open",
 		       dsfs_snap_num(s, "plan.last_open_seconds"));
