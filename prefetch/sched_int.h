@@ -177,7 +177,8 @@ void dsfs_sched_retire_locked(struct srank *r);
 bool dsfs_sched_rank_update_locked(struct dsfs_sched *s, struct srank *r);
 /* idx's next plan read over every rank.  O(ranks). */
 uint64_t dsfs_sched_next_use_locked(struct dsfs_sched *s, uint64_t idx);
-/* Samples an index-order pass is fetched ahead (seqpass.h). */
+/* How many samples past its furthest open an index-order pass is fetched
+ * (seqpass.h): the lead's bytes at the mean sample size, at least BATCH. */
 uint64_t dsfs_sched_seq_ahead_locked(const struct dsfs_sched *s);
 /* A tracker for r configured at `epoch`, or (detect: the first rank with
  * epoch=auto) one that detects for the group; it replaces r's tracker and
