@@ -129,9 +129,8 @@ void dsfs_seqpass_take(struct dsfs_seqpass *q)
 bool dsfs_seqpass_wants(const struct dsfs_seqpass *q, uint64_t ahead,
 			uint64_t n, uint64_t batch)
 {
-	uint64_t end = q->front + ahead;
+	uint64_t idx;
 
-	if (!q->on || q->blocked || q->next >= n || q->next > end)
-		return false;
-	return end - q->next >= ahead / 8 || q->next <= q->front + batch;
+	return dsfs_seqpass_peek(q, ahead, n, &idx) &&
+	       (q->front + ahead - idx >= ahead / 8 || idx <= q->front + batch);
 }

@@ -14,6 +14,7 @@
 
 #include "seqpass.h"
 #include "unit-check.h"
+#include "unit-loader.h"
 
 #define N 20000u
 #define AHEAD 256u
@@ -58,15 +59,7 @@ static struct sim *sim_new(void)
 	return m;
 }
 
-static uint64_t rng = 88172645463325252ull;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rs = 88172645463325252ull;
 
 static void shuffle(uint32_t *a, uint32_t n)
 {
@@ -75,7 +68,7 @@ static void shuffle(uint32_t *a, uint32_t n)
 	for (i = 0; i < n; i++)
 		a[i] = i;
 	for (i = n - 1; i > 0; i--) {
-		j = (uint32_t)(rnd() % (i + 1));
+		j = (uint32_t)(unit_rnd(&rs) % (i + 1));
 		t = a[i];
 		a[i] = a[j];
 		a[j] = t;
@@ -84,49 +77,25 @@ static void shuffle(uint32_t *a, uint32_t n)
 
 /*
  * A DataLoader over order[0..n) with w workers (pids base+k) and batches of
- * bs: batch b goes to worker b % w, 2w batches are in flight, and the
- * workers take turns opening the next sample of their current batch.
+ * bs, as unit-loader.h simulates it (prefetch factor 2, workers taking
+ * turns at random, each for 1 to 2 * turn - 1 opens): batch k is worker
+ * k mod w's.
  */
 static void loader_turns(struct sim *m, const uint32_t *order, uint32_t n,
-			 uint32_t w, uint32_t bs, uint32_t base, bool random)
+			 uint32_t w, uint32_t bs, uint32_t base, unsigned turn)
 {
-	uint32_t nb = (n + bs - 1) / bs, k, b, low;
-	uint32_t *pos = calloc(w, sizeof(*pos)), *cur = calloc(w, sizeof(*cur));
-	bool left = true;
+	uint32_t *pos = malloc(n * sizeof(*pos)), k;
 
-	for (k = 0; k < w; k++)
-		cur[k] = k; /* each worker's first batch */
-	while (left) {
-		left = false;
-		for (low = UINT32_MAX, k = 0; k < w; k++)
-			if (cur[k] < low)
-				low = cur[k];
-		for (k = 0; k < w; k++) {
-			b = cur[k];
-			if (b >= nb)
-				continue;
-			left = true;
-			/* random: a worker drawn at random opens, as the
-			 * host's scheduler decides, but within the 2w
-			 * batches the loader has handed out (it hands out
-			 * the next as it takes the oldest, in order) */
-			if (random && (rnd() % 2 || b >= low + 2 * w))
-				continue;
-			sim_open(m, base + k, order[b * bs + pos[k]]);
-			if (++pos[k] == bs || b * bs + pos[k] >= n) {
-				pos[k] = 0;
-				cur[k] += w;
-			}
-		}
-	}
+	unit_simulate_turns(n, w, bs, 2, 1, UINT64_MAX, turn, &rs, pos);
+	for (k = 0; k < n; k++)
+		sim_open(m, base + (pos[k] / bs) % w, order[pos[k]]);
 	free(pos);
-	free(cur);
 }
 
 static void loader(struct sim *m, const uint32_t *order, uint32_t n,
 		   uint32_t w, uint32_t bs, uint32_t base)
 {
-	loader_turns(m, order, n, w, bs, base, false);
+	loader_turns(m, order, n, w, bs, base, 1);
 }
 
 static uint32_t *identity(void)
@@ -164,17 +133,17 @@ static void test_one_process(uint64_t ahead)
 }
 
 /* A DataLoader with shuffle=False: 4 workers of 32, 8 of 64, 16 of 32,
- * taking turns or opening at random: each sample is fetched about once
- * (the pass is not taken to begin again when its furthest worker is not
- * among the last 32 opens). */
-static void test_workers(uint32_t w, uint32_t bs, bool random)
+ * each opening one sample a turn or runs of up to 7: each sample is
+ * fetched about once (the pass is not taken to begin again when its
+ * furthest worker is not among the last 32 opens). */
+static void test_workers(uint32_t w, uint32_t bs, unsigned turn)
 {
 	struct sim *m = sim_new();
 	uint32_t *order = identity();
 
-	loader_turns(m, order, N, w, bs, 200, random);
-	printf("%u workers of %u%s: on at open %llu, %llu of %llu fetched ahead, %llu fetches, %llu changes\n",
-	       w, bs, random ? " at random" : "", (unsigned long long)m->on_at,
+	loader_turns(m, order, N, w, bs, 200, turn);
+	printf("%u workers of %u, turns of %u: on at open %llu, %llu of %llu fetched ahead, %llu fetches, %llu changes\n",
+	       w, bs, turn, (unsigned long long)m->on_at,
 	       (unsigned long long)m->ahead_of, (unsigned long long)m->opens,
 	       (unsigned long long)m->fetches,
 	       (unsigned long long)m->on_changes);
@@ -225,7 +194,8 @@ static void test_never(void)
 	loader(m, order, N / 4, 2, 16, 500);
 	CHECK(m->on_changes == 0);
 	for (i = 0; i < N; i++)
-		sim_open(m, 600 + (uint32_t)(rnd() % 3), rnd() % N);
+		sim_open(m, 600 + (uint32_t)(unit_rnd(&rs) % 3),
+			 unit_rnd(&rs) % N);
 	CHECK(m->on_changes == 0);
 	printf("never: %llu opens, %llu fetches\n",
 	       (unsigned long long)m->opens, (unsigned long long)m->fetches);
@@ -310,10 +280,10 @@ int main(void)
 {
 	test_one_process(AHEAD);
 	test_one_process(4 * N);
-	test_workers(4, 32, false);
-	test_workers(8, 64, false);
-	test_workers(8, 64, true);
-	test_workers(16, 32, true);
+	test_workers(4, 32, 1);
+	test_workers(8, 64, 1);
+	test_workers(8, 64, 4);
+	test_workers(16, 32, 4);
 	test_reordered();
 	test_never();
 	test_then_shuffled();
