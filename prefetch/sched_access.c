@@ -390,11 +390,12 @@ static bool moved_on_locked(struct dsfs_sched *s, const struct srank *r,
 /*
  * After an access: unblock each rank refused by the cache whose loader has
  * moved on since (moved_on_locked), and
- * say whether the idle thread now has a batch of work: such a rank, or one
+ * say whether the idle thread now has a batch of work: such a rank, one
  * with fewer than WAKE_ITEMS samples fetched ahead or an eighth of its lead
- * share free.  Never while the thread waits for reads in flight to
- * complete: their completions wake it.  A wake-up per sample cost more CPU
- * than the fetch itself.  Called with s->lock held.
+ * share free, or a pass in index order with a batch to fetch.  Never while
+ * the thread waits for reads in flight to complete: their completions wake
+ * it.  A wake-up per sample cost more CPU than the fetch itself.  Called
+ * with s->lock held.
  */
 static bool wake_worth_locked(struct dsfs_sched *s)
 {
@@ -418,6 +419,7 @@ static bool wake_worth_locked(struct dsfs_sched *s)
 		 dsfs_seqpass_wants(&s->seq, dsfs_sched_seq_ahead_locked(s),
 				    dsfs_layout_count(s->cfg.layout),
 				    WAKE_ITEMS);
+	worth |= dsfs_sched_side_wants_locked(s);
 	return worth && s->idle && !s->full;
 }
 
@@ -736,8 +738,10 @@ uint64_t dsfs_sched_access(struct dsfs_sched *s, const char *path,
 	bool linked;
 
 	*seq = __atomic_load_n(&s->reports, __ATOMIC_RELAXED);
-	if (dsfs_sched_sample_of(s, path, &idx, &linked))
+	if (dsfs_sched_sample_of(s, path, &idx, &linked)) {
+		dsfs_sched_side_access(s, path, pid);
 		return DSFS_CACHE_NEVER;
+	}
 	now = dsfs_sched_coarse_ns();
 	pthread_mutex_lock(&s->lock);
 	s->last_report_ns = now;

@@ -208,15 +208,19 @@ int dsfs_sched_sample_path(const struct dsfs_sched *s, uint64_t idx,
 
 /* Open sample idx below SOURCE into o (closing what o held), as the
  * loader's open would reach it (the final name not followed): O_DIRECT
- * while the filesystem takes it.  0 or -errno. */
-static int open_sample(struct dsfs_sched *s, uint64_t idx, struct opened *o)
+ * while the filesystem takes it.  side: idx is the side pass's file
+ * (sched_side.c), not the plan's sample.  0 or -errno. */
+static int open_sample(struct dsfs_sched *s, uint64_t idx, bool side,
+		       struct opened *o)
 {
 	char path[PATH_MAX];
 	int fd = -EINVAL;
 
 	dsfs_sched_opened_close(o);
 	o->idx = idx;
-	if (dsfs_sched_sample_path(s, idx, path))
+	o->side = side;
+	if (side ? dsfs_sched_side_path(s, idx, path)
+		 : dsfs_sched_sample_path(s, idx, path))
 		return -ENAMETOOLONG;
 	o->flags = O_RDONLY;
 	if (__atomic_load_n(s->cfg.direct_io, __ATOMIC_RELAXED)) {
@@ -251,7 +255,7 @@ void dsfs_sched_settle_sample(struct dsfs_sched *s, uint64_t idx,
 			      struct opened *o)
 {
 	dsfs_layout_settle(s->cfg.layout, idx,
-			   open_sample(s, idx, o) ? NULL : &o->st);
+			   open_sample(s, idx, false, o) ? NULL : &o->st);
 }
 
 /* fetch_chunk for every chunk of pk's sample of `size` bytes, key's file
@@ -338,7 +342,7 @@ static int open_known(void *arg, const struct dsfs_fdkey *key)
 	struct opened *o = k->o;
 	int fd;
 
-	if (open_sample(k->s, k->idx, o))
+	if (open_sample(k->s, k->idx, false, o))
 		return -ESTALE;
 	if (!S_ISREG(o->st.st_mode) || (uint64_t)o->st.st_dev != key->dev ||
 	    (uint64_t)o->st.st_ino != key->ino ||
@@ -385,15 +389,17 @@ static int fetch_sample(struct dsfs_sched *s, struct batch *b,
 	const struct known_id *id;
 	uint64_t idx = pk->idx;
 	struct dsfs_fdkey key;
+	bool held = o->fd >= 0 && o->idx == idx && o->side == pk->side;
 	int err = 0;
 
-	if (!dsfs_layout_prefetchable(s->cfg.layout, idx))
+	if (!dsfs_layout_prefetchable(pk->side ? s->side.layout
+					       : s->cfg.layout, idx))
 		return 0;
-	if ((o->fd < 0 || o->idx != idx) && (id = known_get(s, idx)) &&
+	if (!held && !pk->side && (id = known_get(s, idx)) &&
 	    (err = fetch_known(s, b, o, pk, id)) != -ESTALE)
 		return err;
 	err = 0;
-	if ((o->fd < 0 || o->idx != idx) && open_sample(s, idx, o))
+	if (!held && open_sample(s, idx, pk->side, o))
 		return 0; /* e.g. a symlink: the reader's own reads still work */
 	if (S_ISREG(o->st.st_mode)) {
 		key = (struct dsfs_fdkey){ o->st.st_dev, o->st.st_ino,
@@ -401,7 +407,8 @@ static int fetch_sample(struct dsfs_sched *s, struct batch *b,
 					   dsfs_ident_gen(o->fd, "") };
 		err = fetch_chunks(s, b, &key, adopt_fd, &o->fd,
 				   (uint64_t)o->st.st_size, pk);
-		known_set(s, idx, &key);
+		if (!pk->side)
+			known_set(s, idx, &key);
 	}
 	dsfs_sched_opened_close(o);
 	return err;

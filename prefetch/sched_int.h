@@ -16,12 +16,34 @@
 #include <sys/stat.h>
 
 #include "bgprio.h"
+#include "dirpass.h"
 #include "log.h"
 #include "readers.h"
 #include "scheduler.h"
 #include "seek.h"
 #include "seqpass.h"
 #include "slab.h"
+
+/*
+ * A pass in sorted order over a tree outside the plan's data set
+ * (sched_side.c).  Protected by the scheduler's lock, but `layout`, which
+ * the scheduler thread alone replaces (under the lock) and also reads
+ * without it, and `want`, which the builder thread reads while `building`.
+ */
+struct sched_side {
+	struct dsfs_dirpass notice;	/* opens outside the data set */
+	struct dsfs_layout *layout;	/* the tree listed, or NULL ... */
+	char root[PATH_MAX];		/* ... its directory below SOURCE */
+	struct dsfs_seqpass seq;	/* the pass over it, by index */
+	uint64_t mean;			/* its files' mean size */
+	char want[PATH_MAX];		/* the tree asked for last */
+	bool wanted;			/* ... not listed yet */
+	bool failed;			/* ... its listing failed */
+	bool building, done;		/* the builder runs; has ended */
+	pthread_t builder;
+	struct dsfs_layout *built;	/* its listing (NULL: it failed) */
+	uint64_t built_mean;		/* ... and its files' mean size */
+};
 
 /* One local rank's loader and how far the scheduler got ahead of it. */
 struct srank {
@@ -125,6 +147,8 @@ struct dsfs_sched {
 	 * (not found cached).  Under lock. */
 	struct dsfs_seqpass seq;
 	uint64_t seq_samples;
+	struct sched_side side;		/* ... and outside the data set's
+					   files (seq_samples counts them) */
 };
 
 /* Reads prepared by the scheduler thread, submitted together (one queue
@@ -150,6 +174,8 @@ struct pick {
 				   its place is within twice the reads in
 				   flight */
 	bool seq;		/* for an index-order pass (r is NULL) */
+	bool side;		/* ... over the side's tree, not the plan's
+				   layout (idx is the side layout's) */
 };
 
 /*
@@ -159,6 +185,7 @@ struct pick {
  */
 struct opened {
 	uint64_t idx;
+	bool side;		/* idx is the side layout's (sched_side.c) */
 	int fd, flags;
 	struct stat st;
 };
@@ -204,6 +231,26 @@ int dsfs_sched_fetch_sample(struct dsfs_sched *s, struct batch *b,
 			    struct opened *o, const struct pick *pk);
 /* Submit b's reads (counted in flight since they were added). */
 void dsfs_sched_batch_flush(struct dsfs_sched *s, struct batch *b);
+
+/* sched_side.c */
+/* An open of path (below SOURCE) that is no sample of the plan, by pid.
+ * Takes s->lock. */
+void dsfs_sched_side_access(struct dsfs_sched *s, const char *path,
+			    uint32_t pid);
+/* The scheduler thread's: start the builder of a tree asked for, install
+ * one listed. */
+void dsfs_sched_side_poll_locked(struct dsfs_sched *s);
+/* The side pass's next file as a pick (seq and side set), taken: false
+ * when none. */
+bool dsfs_sched_side_next_locked(struct dsfs_sched *s, struct pick *pk);
+/* Whether the side pass has a batch to fetch. */
+bool dsfs_sched_side_wants_locked(const struct dsfs_sched *s);
+/* The path below SOURCE of the side layout's file idx.  0 or
+ * -ENAMETOOLONG.  The scheduler thread's. */
+int dsfs_sched_side_path(const struct dsfs_sched *s, uint64_t idx,
+			 char path[PATH_MAX]);
+/* Join the builder, free the listings (the scheduler thread stopped). */
+void dsfs_sched_side_stop(struct dsfs_sched *s);
 
 /* sched_access.c */
 /* The rank whose loader read idx (the highest claim).  O(ranks). */

@@ -273,10 +273,11 @@ static bool seq_next_locked(struct dsfs_sched *s, struct pick *pk,
 /*
  * The next sample to fetch: of the ranks following a plan, not blocked and
  * within their share of the lead budget, the one whose next sample is read
- * soonest (so that every local rank stays ahead).  false when none, or
- * when the reads in flight fill the engine's depth, or when that sample's
- * size is not known yet (*settle is then its index).  Called with s->lock
- * held.
+ * soonest (so that every local rank stays ahead); when none has one, the
+ * index-order pass's next (while no rank follows), then the side pass's
+ * (sched_side.c).  false when none, or when the reads in flight fill the
+ * engine's depth, or when that sample's size is not known yet (*settle is
+ * then its index).  Called with s->lock held.
  */
 static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 			uint64_t *settle)
@@ -309,7 +310,9 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 				     .epoch = r->epoch, .repush = s->repush };
 	}
 	if (!pk->r)
-		return !follows && seq_next_locked(s, pk, settle);
+		return (!follows && seq_next_locked(s, pk, settle)) ||
+		       (*settle == UINT64_MAX &&
+			dsfs_sched_side_next_locked(s, pk));
 	pk->after = dsfs_tracker_use_after(plan_of(pk->r), pk->idx, pk->pos);
 	next_use = dsfs_sched_next_use_locked(s, pk->idx);
 	pk->push = pushable_locked(pk, next_use);
@@ -478,6 +481,7 @@ static void *sched_thread(void *arg)
 	while (!s->stop) {
 		if (s->seek && !s->discovered)
 			seek_poll_locked(s);
+		dsfs_sched_side_poll_locked(s);
 		settle = UINT64_MAX;
 		if (next_locked(s, &pk, &settle)) {
 			made = b.made;
@@ -486,7 +490,9 @@ static void *sched_thread(void *arg)
 			pthread_mutex_lock(&s->lock);
 			if (pk.seq && b.made != made)
 				s->seq_samples++;
-			if (err == -ENOSPC && pk.seq)
+			if (err == -ENOSPC && pk.side)
+				s->side.seq.blocked = true;
+			else if (err == -ENOSPC && pk.seq)
 				s->seq.blocked = true;
 			else if (err == -ENOSPC)
 				refused_locked(s, &pk);
@@ -756,8 +762,10 @@ void dsfs_sched_stop(struct dsfs_sched *s)
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
-	/* Before the lock goes: a search's end takes it (sched_wake). */
+	/* Before the lock goes: a search's end takes it (sched_wake), as
+	 * the side's builder does. */
 	dsfs_seek_free(s->seek);
+	dsfs_sched_side_stop(s);
 	/* Nothing planned any more: the cache's entries age out by CLOCK. */
 	dsfs_cache_set_now(s->cfg.cache, DSFS_CACHE_NEVER);
 	ranks_free(s);

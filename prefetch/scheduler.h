@@ -150,8 +150,9 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out);
 /* Stop the thread and wait for its reads in flight. */
 void dsfs_sched_stop(struct dsfs_sched *s);
 /*
- * Process pid (0: not known) opened path (relative to SOURCE); ignored
- * outside the plan's dataset directory, and left out of the plan when pid
+ * Process pid (0: not known) opened path (relative to SOURCE); outside
+ * the plan's samples, fed to the notice of a pass in sorted order over
+ * another tree (sched_side.c), and left out of the plan when pid
  * reads out of its order while the loader follows it (readers.h).  One
  * call per open: the caller tells a second open from a second read of the
  * same one.  Returns the plan time of that sample's next read after this

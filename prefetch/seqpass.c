@@ -111,6 +111,20 @@ bool dsfs_seqpass_access(struct dsfs_seqpass *q, uint32_t pid, uint64_t idx)
 	return q->on != was;
 }
 
+void dsfs_seqpass_seed(struct dsfs_seqpass *q, const uint32_t *pid,
+		       const uint64_t *idx, unsigned n)
+{
+	struct dsfs_seqproc *p;
+	unsigned k;
+
+	*q = (struct dsfs_seqpass){ .opens = 0 };
+	for (k = 0; k < n; k++) {
+		p = proc_of(q, pid[k]);
+		p->last = idx[k];
+		p->seen = ++q->opens;
+	}
+}
+
 bool dsfs_seqpass_peek(const struct dsfs_seqpass *q, uint64_t ahead,
 		       uint64_t n, uint64_t *idx)
 {

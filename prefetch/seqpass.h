@@ -60,6 +60,12 @@ struct dsfs_seqpass {
  * Returns true when it turned the pass on or off. */
 bool dsfs_seqpass_access(struct dsfs_seqpass *q, uint32_t pid, uint64_t idx);
 
+/* Forget what was fed, and take each process pid[k] to have just opened
+ * idx[k] (off until its opens go on from there): the places of a pass
+ * noticed before its files had indices (dirpass.h). */
+void dsfs_seqpass_seed(struct dsfs_seqpass *q, const uint32_t *pid,
+		       const uint64_t *idx, unsigned n);
+
 /* The next sample to fetch for the pass, of the n samples, at most
  * `ahead` past its furthest open: true and *idx, or false when off,
  * blocked, or that far ahead already.  dsfs_seqpass_take() moves on. */

@@ -109,7 +109,7 @@ static const struct metric metrics[] = {
 	{ "plan.other_opens", "dsfs_plan_other_opens_total", COUNTER,
 	  "Opens by other programs reading out of the plan's order, left out of it (restarts from 0 when the plan changes)." },
 	{ "plan.index_pass_samples", "dsfs_plan_index_pass_samples_total", COUNTER,
-	  "Samples read ahead of passes in index order that the plan does not predict (restarts from 0 when the plan changes)." },
+	  "Samples read ahead of passes in index order that the plan does not predict, and files of passes in sorted order over a tree outside the data set (restarts from 0 when the plan changes)." },
 	{ "plan.sample_opens", "dsfs_plan_sample_opens_total", COUNTER,
 	  "Samples the plan's fetches opened (a sample found whole in the cache needs none; restarts from 0 when the plan changes)." },
 	{ "plan.last_open_seconds", "dsfs_plan_last_open_seconds", GAUGE,

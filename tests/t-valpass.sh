@@ -1,0 +1,67 @@
+#!/bin/bash
+# t-valpass: a validation DataLoader (shuffle=False) over val/, an ImageFolder beside the plan's train/ and outside its data set, is noticed from its opens and read ahead of in sorted order (before, each of its reads waited on storage); a shuffled loader over val/ is not taken for such a pass and nothing is read ahead of it.  Every byte is checked against the source.
+set -euo pipefail
+. "$srcdir/lib.sh"
+require_root
+require_torch
+
+make_volume 512
+SRC="$VOL/src"
+MNT="$WORK/mnt"
+mkdir "$SRC" "$MNT"
+total=$(make_imagefolder "$SRC/train" 10 100 64)
+vtotal=$(make_imagefolder "$SRC/val" 40 50 64)
+n=2000
+# Room for both, with a page of slack a file.
+CACHE="cache_size=$(((total + vtotal) / 1048576 + 64))M,hugepages=off,push=off"
+PLAN="sampler=torch-random,seed=31,layout=imagefolder,dataset=train"
+
+# ahead_stalls FILE: "samples read ahead of passes, reads waited" at the
+# loader's end.
+ahead_stalls() {
+	awk '$1 == "end" && $2 == "plan.index_pass_samples" { a = $3 }
+	     $1 == "end" && $2 == "stalls" { s = $3 } END { print a + 0, s + 0 }' "$1"
+}
+
+say "a validation pass over val/ ($n files): shuffle=False, 2 workers of 16, caches dropped"
+mount_dsfs "$SRC" "$MNT" -o "$CACHE,$PLAN"
+rm -f "$WORK/v.stats"
+"$PY" "$srcdir/loader.py" --mode sequential --first 0 --last 0 \
+	--batch-size 16 --workers 2 --drop-caches --stats "$MNT" "$WORK/v.stats" \
+	--source "$SRC/val" "$MNT/val" || fail "the loader failed"
+read -r ahead stalls < <(ahead_stalls "$WORK/v.stats")
+say "the validation pass: $ahead files read ahead of it, $stalls reads waited"
+log_has "$MNT" "over val, outside the plan's data set: $n files listed" ||
+	fail "the pass over val/ was not noticed"
+log_has "$MNT" "a pass in sorted order over val, at file" ||
+	fail "the pass over val/ was not followed"
+# Noticed within its first opens (24 steps of one directory's files in
+# order), listed in a moment, followed by index after 24 more steps, then
+# fetched ahead.
+((ahead >= n / 2)) || fail "only $ahead of the pass's $n files read ahead of it"
+((stalls <= n / 4)) || fail "$stalls of the pass's $n reads waited on storage"
+
+say "a class of 50 files added to val/, then the validation pass again"
+make_imagefolder "$VOL/more" 1 50 64 >/dev/null
+mv "$VOL/more/class000" "$SRC/val/class040"
+"$PY" "$srcdir/loader.py" --mode sequential --first 0 --last 0 \
+	--batch-size 16 --workers 2 --drop-caches \
+	--source "$SRC/val" "$MNT/val" || fail "the loader failed"
+log_has "$MNT" "over val, outside the plan's data set: $((n + 50)) files listed" ||
+	fail "val/ was not listed again with the files added"
+unmount_dsfs "$MNT"
+
+say "a shuffled loader over val/ (seed 5), 2 workers of 16: no pass"
+mount_dsfs "$SRC" "$MNT" -o "$CACHE,$PLAN"
+rm -f "$WORK/s.stats"
+"$PY" "$srcdir/loader.py" --mode torch-random --seed 5 --first 0 --last 0 \
+	--batch-size 16 --workers 2 --drop-caches --stats "$MNT" "$WORK/s.stats" \
+	--source "$SRC/val" "$MNT/val" || fail "the loader failed"
+read -r ahead stalls < <(ahead_stalls "$WORK/s.stats")
+say "the shuffled loader: $ahead files read ahead of it, $stalls reads waited"
+log=${DSFS_LOG[$(realpath "$MNT")]}
+if grep -F "sorted order" "$log"; then
+	fail "a shuffled loader was taken for a pass in sorted order"
+fi
+((ahead == 0)) || fail "$ahead files read ahead of a shuffled loader outside the plan"
+unmount_dsfs "$MNT"
