@@ -717,6 +717,14 @@ int dsfs_sched_start(const struct dsfs_sched_cfg *cfg, struct dsfs_sched **out)
 					: NULL;
 	s->prefix_len = strcmp(p->dir, ".") ? strlen(p->dir) + 1 : 0;
 	s->readers.alive = dsfs_sched_pid_alive;
+	/* A validation pass of the job's DistributedSampler(shuffle=False):
+	 * its local ranks' share (seqpass.h) */
+	if (p->sampler.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED) {
+		dsfs_seqpass_ranks(&s->seq, p->sampler.world, p->rank_first,
+				   p->rank_last);
+		dsfs_seqpass_ranks(&s->side.seq, p->sampler.world,
+				   p->rank_first, p->rank_last);
+	}
 	s->way = (struct dsfs_tracker_way){
 		.persistent_workers = p->sampler.persistent_workers,
 		.sampler_generator = p->sampler.sampler_generator,

@@ -8,9 +8,9 @@
 
 #include "seqpass.h"
 
-/* An open at most this far behind its process's last is one reported out
- * of order (fs/read.c's reports race from FUSE workers), or a DataLoader
- * worker's re-read: left out of the judgement. */
+/* An open at most this many steps behind its process's last is one
+ * reported out of order (fs/read.c's reports race from FUSE workers), or
+ * a DataLoader worker's re-read: left out of the judgement. */
 #define BEHIND 8
 /* A process that opened none of the last this many is gone. */
 #define GONE (8 * DSFS_SEQPASS_HISTORY)
@@ -64,11 +64,25 @@ static uint64_t slowest(const struct dsfs_seqpass *q)
 	return low;
 }
 
+/* The world of a DistributedSampler: 1 for none. */
+static uint64_t world_of(const struct dsfs_seqpass *q)
+{
+	return q->world > 1 ? q->world : 1;
+}
+
+void dsfs_seqpass_ranks(struct dsfs_seqpass *q, uint32_t world,
+			uint32_t first, uint32_t last)
+{
+	q->world = world;
+	q->rank_first = first;
+	q->rank_last = last;
+}
+
 bool dsfs_seqpass_access(struct dsfs_seqpass *q, uint32_t pid, uint64_t idx)
 {
-	uint64_t low, far;
+	uint64_t low, far, w = world_of(q);
 	struct dsfs_seqproc *p;
-	bool step = false, was = q->on;
+	bool step = false, by_world = false, was = q->on;
 	int ones;
 
 	q->blocked = false;
@@ -76,14 +90,16 @@ bool dsfs_seqpass_access(struct dsfs_seqpass *q, uint32_t pid, uint64_t idx)
 		p = proc_of(q, pid);
 		/* Reported a little out of order (two FUSE workers' opens of
 		 * one process): not judged. */
-		if (p->seen && idx < p->last && idx + BEHIND >= p->last)
+		if (p->seen && idx < p->last && idx + BEHIND * w >= p->last)
 			return false;
-		step = p->seen && idx == p->last + 1;
+		by_world = p->seen && w > 1 && idx == p->last + w;
+		step = by_world || (p->seen && idx == p->last + 1);
 		p->last = idx;
 		p->seen = q->opens + 1;
 	}
 	q->opens++;
 	q->hist = q->hist << 1 | step;
+	q->strided = q->strided << 1 | by_world;
 	ones = __builtin_popcount(q->hist);
 	if (!q->on && ones >= DSFS_SEQPASS_ON) {
 		q->on = true;
@@ -93,7 +109,7 @@ bool dsfs_seqpass_access(struct dsfs_seqpass *q, uint32_t pid, uint64_t idx)
 		q->on = false;
 	} else if (q->on && step) {
 		far = furthest(q, GONE);
-		if (far + DSFS_SEQPASS_HISTORY < q->front) {
+		if (far + DSFS_SEQPASS_HISTORY * w < q->front) {
 			/* The pass began again further back: every process
 			 * that opened lately is behind where it was (the
 			 * furthest of a DataLoader's 16 workers may be
@@ -117,7 +133,9 @@ void dsfs_seqpass_seed(struct dsfs_seqpass *q, const uint32_t *pid,
 	struct dsfs_seqproc *p;
 	unsigned k;
 
-	*q = (struct dsfs_seqpass){ .opens = 0 };
+	*q = (struct dsfs_seqpass){ .world = q->world,
+				    .rank_first = q->rank_first,
+				    .rank_last = q->rank_last };
 	for (k = 0; k < n; k++) {
 		p = proc_of(q, pid[k]);
 		p->last = idx[k];
@@ -125,26 +143,64 @@ void dsfs_seqpass_seed(struct dsfs_seqpass *q, const uint32_t *pid,
 	}
 }
 
+/* How many ranks read here of a pass whose steps are mostly by the world
+ * (a DistributedSampler's ranks, each reading its own share); 0 for any
+ * other pass, which is read whole. */
+static uint64_t local_ranks(const struct dsfs_seqpass *q)
+{
+	if (world_of(q) == 1 || q->rank_last >= q->world ||
+	    q->rank_first > q->rank_last ||
+	    2 * __builtin_popcount(q->strided) <= __builtin_popcount(q->hist))
+		return 0;
+	return q->rank_last - q->rank_first + 1;
+}
+
+/* The first sample from i on that the pass reads here: of a strided
+ * pass, the next of a local rank's share (rank r reads those that are r
+ * modulo the world).  O(1). */
+static uint64_t local_from(const struct dsfs_seqpass *q, uint64_t i)
+{
+	uint64_t w = world_of(q), r = i % w;
+
+	if (!local_ranks(q))
+		return i;
+	if (r < q->rank_first)
+		return i + (q->rank_first - r);
+	if (r > q->rank_last)
+		return i + (w - r) + q->rank_first;
+	return i;
+}
+
+/* `ahead` samples to fetch as a distance in samples: world / local ranks
+ * times as far for a strided pass. */
+static uint64_t span(const struct dsfs_seqpass *q, uint64_t ahead)
+{
+	uint64_t k = local_ranks(q);
+
+	return k ? ahead * world_of(q) / k : ahead;
+}
+
 bool dsfs_seqpass_peek(const struct dsfs_seqpass *q, uint64_t ahead,
 		       uint64_t n, uint64_t *idx)
 {
-	if (!q->on || q->blocked || q->next >= n ||
-	    q->next > q->front + ahead)
+	uint64_t i = local_from(q, q->next);
+
+	if (!q->on || q->blocked || i >= n || i > q->front + span(q, ahead))
 		return false;
-	*idx = q->next;
+	*idx = i;
 	return true;
 }
 
 void dsfs_seqpass_take(struct dsfs_seqpass *q)
 {
-	q->next++;
+	q->next = local_from(q, q->next) + 1;
 }
 
 bool dsfs_seqpass_wants(const struct dsfs_seqpass *q, uint64_t ahead,
 			uint64_t n, uint64_t batch)
 {
-	uint64_t idx;
+	uint64_t idx, far = span(q, ahead);
 
 	return dsfs_seqpass_peek(q, ahead, n, &idx) &&
-	       (q->front + ahead - idx >= ahead / 8 || idx <= q->front + batch);
+	       (q->front + far - idx >= far / 8 || idx <= q->front + batch);
 }

@@ -11,17 +11,22 @@
  * Each process of such a pass opens the sample after the one it opened
  * last (a DataLoader worker reads its batch in index order; the workers'
  * batches interleave), where a shuffled loader's process does so by
- * chance, one open in n.  The scheduler feeds every open of a sample
- * here; one up to 8 behind its process's last (reported out of order)
- * is not judged.  The pass is on once at least DSFS_SEQPASS_ON of the last
- * DSFS_SEQPASS_HISTORY opens went on by one from their process's last,
- * and off once fewer than DSFS_SEQPASS_OFF did.  While it is on (and no
- * rank's tracker follows a loader) the scheduler fetches the samples in
- * index order from the place of the pass's slowest process to `ahead`
- * samples past its furthest open.  A pass that begins again further back
- * (a second validation pass: every process that opened one of the last
- * 256 opens last opened a sample behind the pass's furthest) is followed
- * from there.
+ * chance, one open in n.  Under a DistributedSampler(shuffle=False) of
+ * `world` ranks, each rank's process opens the sample `world` after its
+ * last (rank r reads r, r + world, ...): a step too, where the plan says
+ * the world (dsfs_seqpass_ranks).  The scheduler feeds every open of a
+ * sample here; one up to 8 steps behind its process's last (reported out
+ * of order) is not judged.  The pass is on once at least DSFS_SEQPASS_ON
+ * of the last DSFS_SEQPASS_HISTORY opens were steps, and off once fewer
+ * than DSFS_SEQPASS_OFF were.  While it is on (and, for the plan's own
+ * samples, no rank's tracker follows a loader) the scheduler fetches the
+ * samples in index order from the place of the pass's slowest process to
+ * `ahead` samples past its furthest open: of a pass whose steps are
+ * mostly by `world`, only the local ranks' (fetching every sample would
+ * read world / local ranks times their share).  A pass that begins again
+ * further back (a second validation pass: every process that opened one
+ * of the last 256 opens last opened a sample behind the pass's furthest)
+ * is followed from there.
  *
  * Not thread-safe: the caller locks.  O(DSFS_SEQPASS_PROCS) an open.
  */
@@ -48,7 +53,11 @@ struct dsfs_seqpass {
 	} procs[DSFS_SEQPASS_PROCS];
 	uint64_t opens;		/* fed so far */
 	uint32_t hist;		/* a bit an open, the latest lowest: it
-				   went on by one */
+				   was a step */
+	uint32_t strided;	/* ... by `world`, not by one */
+	/* A DistributedSampler's world and the local ranks, first..last:
+	 * world 1 (or 0) for none.  Set by dsfs_seqpass_ranks. */
+	uint32_t world, rank_first, rank_last;
 	bool on;
 	bool blocked;		/* the cache refused the next sample: wait
 				   for the next open */
@@ -56,19 +65,26 @@ struct dsfs_seqpass {
 	uint64_t next;		/* the next sample to fetch */
 };
 
+/* The plan's DistributedSampler: `world` ranks (1: none), of which
+ * first..last are local.  Kept by dsfs_seqpass_seed. */
+void dsfs_seqpass_ranks(struct dsfs_seqpass *q, uint32_t world,
+			uint32_t first, uint32_t last);
+
 /* An open of sample idx by process pid (0: not known, never a pass's).
  * Returns true when it turned the pass on or off. */
 bool dsfs_seqpass_access(struct dsfs_seqpass *q, uint32_t pid, uint64_t idx);
 
-/* Forget what was fed, and take each process pid[k] to have just opened
- * idx[k] (off until its opens go on from there): the places of a pass
- * noticed before its files had indices (dirpass.h). */
+/* Forget what was fed (not the ranks), and take each process pid[k] to
+ * have just opened idx[k] (off until its opens go on from there): the
+ * places of a pass noticed before its files had indices (dirpass.h). */
 void dsfs_seqpass_seed(struct dsfs_seqpass *q, const uint32_t *pid,
 		       const uint64_t *idx, unsigned n);
 
 /* The next sample to fetch for the pass, of the n samples, at most
- * `ahead` past its furthest open: true and *idx, or false when off,
- * blocked, or that far ahead already.  dsfs_seqpass_take() moves on. */
+ * `ahead` samples to fetch past its furthest open (of a strided pass,
+ * the local ranks' ahead samples: world / local ranks times as far):
+ * true and *idx, or false when off, blocked, or that far ahead already.
+ * dsfs_seqpass_take() moves on past it. */
 bool dsfs_seqpass_peek(const struct dsfs_seqpass *q, uint64_t ahead,
 		       uint64_t n, uint64_t *idx);
 void dsfs_seqpass_take(struct dsfs_seqpass *q);

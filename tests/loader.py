@@ -28,7 +28,9 @@ that keeps the bytes, for epochs FIRST..LAST:
   exits, "S s0 s1 ..." for the first S >= --seed whose epochs FIRST..LAST
   draw effective (low 32 bits) seeds s0, s1, ... within SPREAD of each
   other (a test can then search a narrow slice).
-- sequential: shuffle=False (a validation loop): index order every epoch.
+- sequential: shuffle=False (a validation loop): index order every epoch;
+  with --world W > 1, DistributedSampler(ds, num_replicas=W, rank=R,
+  shuffle=False), as DDP validation loops read (rank R: R, R + W, ...).
 Before each epoch, optionally, page caches are dropped (standing for a data
 set larger than memory; --drop-caches-first: before the first epoch only,
 so the later ones are warm) and the processes sharing --barrier DIR (N of them,
@@ -349,6 +351,10 @@ def make_loader(a, ds):
             sampler = RandomSampler(ds, num_samples=a.num_samples)
             return DataLoader(ds, sampler=sampler, **common), None
         return DataLoader(ds, shuffle=True, **common), None
+    if a.mode == "sequential" and a.world > 1:
+        sampler = DistributedSampler(ds, num_replicas=a.world, rank=a.rank,
+                                     shuffle=False)
+        return DataLoader(ds, sampler=sampler, **common), sampler
     if a.mode == "sequential":
         return DataLoader(ds, shuffle=False, **common), None
     if a.mode == "torch-random":

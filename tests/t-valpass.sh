@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-valpass: a validation DataLoader (shuffle=False) over val/, an ImageFolder beside the plan's train/ and outside its data set, is noticed from its opens and read ahead of in sorted order (before, each of its reads waited on storage); a shuffled loader over val/ is not taken for such a pass and nothing is read ahead of it.  Every byte is checked against the source.
+# t-valpass: a validation DataLoader (shuffle=False) over val/, an ImageFolder beside the plan's train/ and outside its data set, is noticed from its opens and read ahead of in sorted order (before, each of its reads waited on storage), listed again once files were added; so is a DDP validation loop (DistributedSampler(shuffle=False) of the plan's world), of the local ranks' share only; a shuffled loader over val/ is not taken for such a pass and nothing is read ahead of it.  Every byte is checked against the source.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -44,11 +44,56 @@ log_has "$MNT" "a pass in sorted order over val, at file" ||
 say "a class of 50 files added to val/, then the validation pass again"
 make_imagefolder "$VOL/more" 1 50 64 >/dev/null
 mv "$VOL/more/class000" "$SRC/val/class040"
+n=$((n + 50))
 "$PY" "$srcdir/loader.py" --mode sequential --first 0 --last 0 \
 	--batch-size 16 --workers 2 --drop-caches \
 	--source "$SRC/val" "$MNT/val" || fail "the loader failed"
-log_has "$MNT" "over val, outside the plan's data set: $((n + 50)) files listed" ||
+log_has "$MNT" "over val, outside the plan's data set: $n files listed" ||
 	fail "val/ was not listed again with the files added"
+unmount_dsfs "$MNT"
+
+# ddp_val WORLD RANK...: a DDP validation loop over val/, each rank's
+# DistributedSampler(shuffle=False) in a DataLoader of 2 workers of 16,
+# the ranks starting together with caches dropped.
+ddp_val() {
+	local world=$1 r
+	local -A rank_of=()
+
+	shift
+	rm -rf "$WORK/ddp.barrier"
+	mkdir "$WORK/ddp.barrier"
+	for r in "$@"; do
+		"$PY" "$srcdir/loader.py" --mode sequential --world "$world" \
+			--rank "$r" --first 0 --last 0 --batch-size 16 --workers 2 \
+			--drop-caches --barrier "$WORK/ddp.barrier" --parties $# \
+			--source "$SRC/val" "$MNT/val" >"$WORK/ddp.$r.out" 2>&1 &
+		# shellcheck disable=SC2034 # read by wait_ranks (a nameref)
+		rank_of[$!]=$r
+	done
+	wait_ranks rank_of ddp || fail "the loader of rank $WAIT_FAILED failed"
+}
+
+# Each rank's process opens every second file: a step by the plan's world.
+say "a DDP validation pass over val/: world 2, both ranks on this node"
+mount_dsfs "$SRC" "$MNT" -o "$CACHE,sampler=torch-distributed,seed=31,world=2,ranks=0-1,layout=imagefolder,dataset=train"
+ddp_val 2 0 1
+ahead=$(stat_of plan.index_pass_samples)
+stalls=$(stat_of stalls)
+say "the DDP validation pass: $ahead files read ahead of it, $stalls reads waited"
+((ahead >= n / 2)) || fail "only $ahead of the pass's $n files read ahead of it"
+((stalls <= n / 4)) || fail "$stalls of the pass's $n reads waited on storage"
+unmount_dsfs "$MNT"
+
+# Only rank 0's share is read here, and only it is fetched.
+say "a DDP validation pass over val/: world 2, rank 0 alone on this node"
+mount_dsfs "$SRC" "$MNT" -o "$CACHE,sampler=torch-distributed,seed=31,world=2,rank=0,layout=imagefolder,dataset=train"
+ddp_val 2 0
+ahead=$(stat_of plan.index_pass_samples)
+stalls=$(stat_of stalls)
+say "rank 0's validation pass: $ahead files read ahead of it, $stalls reads waited"
+((ahead >= n / 4)) || fail "only $ahead of rank 0's $((n / 2)) files read ahead of it"
+((ahead <= n / 2 + 32)) || fail "$ahead files read ahead of rank 0's $((n / 2)): another rank's too"
+((stalls <= n / 8)) || fail "$stalls of rank 0's $((n / 2)) reads waited on storage"
 unmount_dsfs "$MNT"
 
 say "a shuffled loader over val/ (seed 5), 2 workers of 16: no pass"

@@ -28,6 +28,8 @@ struct sim {
 	uint64_t opens, ahead_of, on_changes, fetches;
 	uint64_t on_at;		/* opens when it first turned on; 0: never */
 	uint64_t ahead;		/* how far the fetch goes ahead */
+	uint64_t foreign;	/* fetches of samples of ranks not local
+				   (q's world, rank_first..rank_last) */
 };
 
 static void sim_open(struct sim *m, uint32_t pid, uint64_t idx)
@@ -47,6 +49,9 @@ static void sim_open(struct sim *m, uint32_t pid, uint64_t idx)
 		CHECK(i < N);
 		m->fetched[i] = true;
 		m->fetches++;
+		if (m->q.world > 1 && (i % m->q.world < m->q.rank_first ||
+				       i % m->q.world > m->q.rank_last))
+			m->foreign++;
 		dsfs_seqpass_take(&m->q);
 	}
 }
@@ -180,7 +185,8 @@ static void test_reordered(void)
 }
 
 /* Never on: a shuffled DataLoader (4 workers of 32), a DistributedSampler
- * rank's share in index order (every 4th sample), random single opens. */
+ * rank's share in index order (every 4th sample) where the plan has no
+ * world, random single opens. */
 static void test_never(void)
 {
 	struct sim *m = sim_new();
@@ -200,6 +206,73 @@ static void test_never(void)
 	printf("never: %llu opens, %llu fetches\n",
 	       (unsigned long long)m->opens, (unsigned long long)m->fetches);
 	CHECK(m->fetches == 0);
+	free(order);
+	free(m);
+}
+
+/*
+ * A DistributedSampler(shuffle=False) of `world` ranks, first..last of
+ * them local, each with a DataLoader of 2 workers of 16 (turns of up to
+ * 2 * turn - 1 opens), the ranks' opens interleaved at random: each rank
+ * reads r, r + world, ... and, padded as torch pads, the start again.
+ * On; all but a few of the local ranks' samples fetched ahead of them,
+ * each about once, and no other rank's.
+ */
+static void test_distributed(uint32_t world, uint32_t first, uint32_t last,
+			     unsigned turn)
+{
+	struct sim *m = sim_new();
+	uint32_t nl = last - first + 1, per = (N + world - 1) / world;
+	uint32_t **pos = calloc(nl, sizeof(*pos)), *at = calloc(nl, 4), r, k;
+	uint64_t left = (uint64_t)nl * per;
+
+	dsfs_seqpass_ranks(&m->q, world, first, last);
+	for (r = 0; r < nl; r++) {
+		pos[r] = malloc(per * sizeof(**pos));
+		unit_simulate_turns(per, 2, 16, 2, 1, UINT64_MAX, turn, &rs,
+				    pos[r]);
+	}
+	while (left) {
+		r = (uint32_t)(unit_rnd(&rs) % nl);
+		if (at[r] == per)
+			continue;
+		k = pos[r][at[r]++];
+		left--;
+		/* position k of rank first + r: sample r + k * world, past
+		 * the end the start again (padding) */
+		sim_open(m, 2000 + 16 * r + (k / 16) % 2,
+			 ((uint64_t)first + r + (uint64_t)k * world) % N);
+	}
+	printf("distributed, world %u, ranks %u-%u, turns of %u: on at open %llu, %llu of %llu fetched ahead, %llu fetches, %llu of other ranks\n",
+	       world, first, last, 2 * turn - 1,
+	       (unsigned long long)m->on_at, (unsigned long long)m->ahead_of,
+	       (unsigned long long)m->opens, (unsigned long long)m->fetches,
+	       (unsigned long long)m->foreign);
+	CHECK(m->on_at && m->on_at <= 2 * DSFS_SEQPASS_HISTORY);
+	CHECK(m->ahead_of >= m->opens - m->opens / 50);
+	CHECK(m->fetches <= m->opens + m->opens / 20);
+	CHECK(m->foreign == 0);
+	for (r = 0; r < nl; r++)
+		free(pos[r]);
+	free(pos);
+	free(at);
+	free(m);
+}
+
+/* A plain pass (one DataLoader over every sample) on a mount whose plan
+ * is distributed: read whole, other ranks' samples too. */
+static void test_distributed_whole(void)
+{
+	struct sim *m = sim_new();
+	uint32_t *order = identity();
+
+	dsfs_seqpass_ranks(&m->q, 4, 1, 1);
+	loader(m, order, N, 4, 32, 2100);
+	printf("whole pass, world 4, rank 1: %llu of %llu fetched ahead, %llu of other ranks\n",
+	       (unsigned long long)m->ahead_of, (unsigned long long)m->opens,
+	       (unsigned long long)m->foreign);
+	CHECK(m->ahead_of >= N - N / 50);
+	CHECK(m->foreign >= N / 2);
 	free(order);
 	free(m);
 }
@@ -288,5 +361,10 @@ int main(void)
 	test_never();
 	test_then_shuffled();
 	test_blocked();
+	test_distributed(4, 0, 3, 1);
+	test_distributed(8, 0, 7, 4);
+	test_distributed(4, 2, 3, 1);
+	test_distributed(8, 3, 3, 4);
+	test_distributed_whole();
 	return UNIT_DONE();
 }
