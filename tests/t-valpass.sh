@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-valpass: a validation DataLoader (shuffle=False) over val/, an ImageFolder beside the plan's train/ and outside its data set, is noticed from its opens and read ahead of in sorted order (before, each of its reads waited on storage), listed again once files were added; so is a DDP validation loop (DistributedSampler(shuffle=False) of the plan's world), of the local ranks' share only; a shuffled loader over val/ is not taken for such a pass and nothing is read ahead of it.  Every byte is checked against the source.
+# t-valpass: a validation DataLoader (shuffle=False) over val/, an ImageFolder beside the plan's train/ and outside its data set, is noticed from its opens and read ahead of in sorted order (before, each of its reads waited on storage), listed again once files were added; so is a DDP validation loop (DistributedSampler(shuffle=False) of the plan's world), of the local ranks' share only; a shuffled loader over val/ is not taken for such a pass and nothing is read ahead of it.  Every byte is checked against the source.  bench/val-pass runs at its smallest.
 set -euo pipefail
 . "$srcdir/lib.sh"
 require_root
@@ -110,3 +110,11 @@ if grep -F "sorted order" "$log"; then
 fi
 ((ahead == 0)) || fail "$ahead files read ahead of a shuffled loader outside the plan"
 unmount_dsfs "$MNT"
+
+say "bench/val-pass at its smallest: every configuration ran"
+VP_CLASSES=4 VP_FILES=10 VP_ROUNDS=1 DSFS_BUILDDIR=$(cd "$top_builddir" && pwd) \
+	"$srcdir/../bench/val-pass" >"$WORK/vp.md" 2>"$WORK/vp.err" ||
+	{ cat "$WORK/vp.err" >&2; fail "bench/val-pass failed"; }
+cat "$WORK/vp.md"
+rows=$(grep -cE '^\| (raw XFS|dsfs)[^|]*\| [0-9.]+ \| [0-9.]+ \|' "$WORK/vp.md" || true)
+((rows == 6)) || fail "bench/val-pass printed $rows of its 6 rows"
