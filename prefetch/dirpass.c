@@ -10,24 +10,6 @@
 
 #include "dirpass.h"
 #include "layout.h"
-#include "seqpass.h"
-
-/* pid's slot, or the least recently seen one given to it (seen 0). */
-static struct dsfs_dirproc *proc_of(struct dsfs_dirpass *d, uint32_t pid)
-{
-	struct dsfs_dirproc *p, *old = &d->procs[0];
-
-	for (p = d->procs; p < d->procs + DSFS_DIRPASS_PROCS; p++) {
-		if (p->seen && p->pid == pid)
-			return p;
-		if (p->seen < old->seen)
-			old = p;
-	}
-	old->pid = pid;
-	old->seen = 0;
-	old->last[0] = '\0';
-	return old;
-}
 
 /* Length of path's directory part ("a/b" of "a/b/c"), 0 for none. */
 static size_t dir_len(const char *path)
@@ -49,15 +31,17 @@ static bool steps(const char *a, const char *b)
 bool dsfs_dirpass_access(struct dsfs_dirpass *d, uint32_t pid,
 			 const char *path)
 {
-	struct dsfs_dirproc *p;
+	struct dsfs_seqproc *p;
 	size_t len = strlen(path);
+	char *last;
 	bool step;
 
-	if (!pid || len >= sizeof(p->last))
+	if (!pid || len >= sizeof(d->last[0]))
 		return false;
-	p = proc_of(d, pid);
-	step = p->seen && steps(p->last, path);
-	memcpy(p->last, path, len + 1);
+	p = dsfs_seqpass_proc(d->procs, pid);
+	last = d->last[p - d->procs];
+	step = p->seen && steps(last, path);
+	memcpy(last, path, len + 1);
 	p->seen = ++d->opens;
 	d->hist = d->hist << 1 | step;
 	return __builtin_popcount(d->hist) >= DSFS_SEQPASS_ON;
@@ -68,18 +52,19 @@ void dsfs_dirpass_clear(struct dsfs_dirpass *d)
 	d->hist = 0;
 }
 
-bool dsfs_dirpass_below(const char *path, const char *dir)
+/* Whether the directory a (na bytes) is b (nb bytes) or below it; every
+ * directory is below SOURCE (nb 0). */
+static bool under(const char *a, size_t na, const char *b, size_t nb)
 {
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "."))
-		return true;
-	return !strncmp(path, dir, n) && path[n] == '/';
+	return !nb || (na >= nb && !memcmp(a, b, nb) &&
+		       (na == nb || a[nb] == '/'));
 }
 
-/* Whether dir (n bytes, relative to SOURCE; 0: SOURCE) is one of the
- * data sets or holds one. */
-static bool holds_dataset(const char *dir, size_t n, const char *datasets)
+/* Whether the directory dir (n bytes, relative to SOURCE; 0: SOURCE) is
+ * one of the data sets or lies below one (inside), or is one or holds
+ * one (!inside). */
+static bool by_dataset(const char *dir, size_t n, const char *datasets,
+		       bool inside)
 {
 	const char *d = datasets, *end;
 	size_t len;
@@ -87,30 +72,18 @@ static bool holds_dataset(const char *dir, size_t n, const char *datasets)
 	for (;; d = end + 1) {
 		end = strchr(d, ':');
 		len = end ? (size_t)(end - d) : strlen(d);
-		if (!n || (len == 1 && d[0] == '.') ||
-		    (len >= n && !memcmp(d, dir, n) &&
-		     (len == n || d[n] == '/')))
+		if (len == 1 && d[0] == '.')
+			len = 0; /* SOURCE */
+		if (inside ? under(dir, n, d, len) : under(d, len, dir, n))
 			return true;
 		if (!end)
 			return false;
 	}
 }
 
-/* Whether path is below one of the data sets. */
-static bool in_dataset(const char *path, const char *datasets)
+bool dsfs_dirpass_in_dataset(const char *path, const char *datasets)
 {
-	const char *d = datasets, *end;
-	size_t len;
-
-	for (;; d = end + 1) {
-		end = strchr(d, ':');
-		len = end ? (size_t)(end - d) : strlen(d);
-		if ((len == 1 && d[0] == '.') ||
-		    (!strncmp(path, d, len) && path[len] == '/'))
-			return true;
-		if (!end)
-			return false;
-	}
+	return by_dataset(path, dir_len(path), datasets, true);
 }
 
 size_t dsfs_dirpass_root(const char *path, const char *datasets,
@@ -118,15 +91,16 @@ size_t dsfs_dirpass_root(const char *path, const char *datasets,
 {
 	size_t dir = dir_len(path), parent;
 
-	if (!dir || dir >= PATH_MAX || in_dataset(path, datasets))
+	if (!dir || dir >= PATH_MAX ||
+	    dsfs_dirpass_in_dataset(path, datasets))
 		return 0;
 	parent = dir;
 	while (parent && path[parent - 1] != '/')
 		parent--;
 	parent = parent ? parent - 1 : 0; /* "a" of "a/b/c" */
-	if (parent && !holds_dataset(path, parent, datasets))
+	if (parent && !by_dataset(path, parent, datasets, false))
 		dir = parent;
-	else if (holds_dataset(path, dir, datasets))
+	else if (by_dataset(path, dir, datasets, false))
 		return 0;
 	memcpy(root, path, dir);
 	root[dir] = '\0';

@@ -20,8 +20,8 @@
  * never: a false notice costs a listing of the tree, whose pass by index
  * then never turns on.  A class directory crossed is one open not a step.
  *
- * Not thread-safe: the caller locks.  O(DSFS_DIRPASS_PROCS + path length)
- * an open; DSFS_DIRPASS_PROCS paths of memory.
+ * Not thread-safe: the caller locks.  O(DSFS_SEQPASS_PROCS + path length)
+ * an open; DSFS_SEQPASS_PROCS paths of memory.
  */
 #ifndef DSFS_DIRPASS_H
 #define DSFS_DIRPASS_H
@@ -31,15 +31,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Processes remembered; the least recently seen gives way. */
-#define DSFS_DIRPASS_PROCS 16
+#include "seqpass.h"
 
+/* The processes (seqpass.h's slots: the least recently seen gives way;
+ * their `last` unused) and the path each opened last, procs[k]'s in
+ * last[k]. */
 struct dsfs_dirpass {
-	struct dsfs_dirproc {
-		uint32_t pid;
-		uint64_t seen;		/* `opens` then; 0: a free slot */
-		char last[PATH_MAX];	/* the path it opened last */
-	} procs[DSFS_DIRPASS_PROCS];
+	struct dsfs_seqproc procs[DSFS_SEQPASS_PROCS];
+	char last[DSFS_SEQPASS_PROCS][PATH_MAX];
 	uint64_t opens;			/* judged so far */
 	uint32_t hist;			/* a bit an open, the latest lowest:
 					   it was a step */
@@ -71,8 +70,9 @@ void dsfs_dirpass_clear(struct dsfs_dirpass *d);
 size_t dsfs_dirpass_root(const char *path, const char *datasets,
 			 char root[PATH_MAX]);
 
-/* Whether path lies below the directory dir (both relative to SOURCE;
- * "." is SOURCE). */
-bool dsfs_dirpass_below(const char *path, const char *dir);
+/* Whether path (relative to SOURCE) lies in one of the data sets'
+ * directories (datasets as for dsfs_dirpass_root): no pass outside them
+ * can have opened it.  O(path + datasets). */
+bool dsfs_dirpass_in_dataset(const char *path, const char *datasets);
 
 #endif

@@ -416,7 +416,7 @@ static bool wake_worth_locked(struct dsfs_sched *s)
 		r->blocked = false;
 	}
 	worth |= !follows &&
-		 dsfs_seqpass_wants(&s->seq, dsfs_sched_seq_ahead_locked(s),
+		 dsfs_seqpass_wants(&s->seq, dsfs_sched_pass_ahead_locked(s, false),
 				    dsfs_layout_count(s->cfg.layout),
 				    WAKE_ITEMS);
 	worth |= dsfs_sched_side_wants_locked(s);

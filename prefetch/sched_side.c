@@ -71,19 +71,17 @@ static void *side_build(void *arg)
 static void side_seed_locked(struct dsfs_sched *s)
 {
 	struct sched_side *d = &s->side;
-	const struct dsfs_dirproc *p;
-	uint32_t pid[DSFS_DIRPASS_PROCS];
-	uint64_t idx[DSFS_DIRPASS_PROCS];
+	const struct dsfs_seqproc *p;
+	uint32_t pid[DSFS_SEQPASS_PROCS];
+	uint64_t idx[DSFS_SEQPASS_PROCS];
 	unsigned k, n = 0;
 
-	for (k = 0; k < DSFS_DIRPASS_PROCS; k++) {
+	for (k = 0; k < DSFS_SEQPASS_PROCS; k++) {
 		p = &d->notice.procs[k];
 		if (p->seen &&
 		    d->notice.opens - p->seen < DSFS_SEQPASS_HISTORY &&
-		    dsfs_dirpass_below(p->last, d->root) &&
-		    !dsfs_layout_lookup(d->layout,
-					p->last + strlen(d->root) + 1,
-					&idx[n]))
+		    !dsfs_layout_lookup_in(d->layout, d->root,
+					   d->notice.last[k], &idx[n]))
 			pid[n++] = p->pid;
 	}
 	dsfs_seqpass_seed(&d->seq, pid, idx, n);
@@ -122,41 +120,12 @@ void dsfs_sched_side_poll_locked(struct dsfs_sched *s)
 	d->building = !dsfs_io_spawn(&d->builder, "dsfs-list", side_build, s);
 }
 
-/* How many files past the pass's furthest open it is fetched: the lead's
- * bytes at the tree's mean file size, at least a batch. */
-static uint64_t side_ahead_locked(const struct dsfs_sched *s)
-{
-	uint64_t ahead = s->side.mean ? s->cfg.lead_bytes / s->side.mean : 0;
-
-	return ahead > BATCH ? ahead : BATCH;
-}
-
 bool dsfs_sched_side_wants_locked(const struct dsfs_sched *s)
 {
 	return s->side.layout &&
-	       dsfs_seqpass_wants(&s->side.seq, side_ahead_locked(s),
-				  dsfs_layout_count(s->side.layout),
-				  BATCH);
-}
-
-bool dsfs_sched_side_next_locked(struct dsfs_sched *s, struct pick *pk)
-{
-	struct sched_side *d = &s->side;
-	uint64_t idx;
-
-	if (!d->layout ||
-	    !dsfs_seqpass_peek(&d->seq, side_ahead_locked(s),
-			       dsfs_layout_count(d->layout), &idx))
-		return false;
-	dsfs_seqpass_take(&d->seq);
-	*pk = (struct pick){ .idx = idx, .when = DSFS_CACHE_NEVER,
-			     .size = dsfs_layout_size(d->layout, idx),
-			     .after = DSFS_CACHE_NEVER,
-			     .use = DSFS_CACHE_NEVER, .seq = true,
-			     .side = true,
-			     .near = idx < d->seq.front +
-					   2 * (uint64_t)s->cfg.depth_ahead };
-	return true;
+	       dsfs_seqpass_wants(&s->side.seq,
+				  dsfs_sched_pass_ahead_locked(s, true),
+				  dsfs_layout_count(s->side.layout), BATCH);
 }
 
 int dsfs_sched_side_path(const struct dsfs_sched *s, uint64_t idx,
@@ -202,9 +171,11 @@ void dsfs_sched_side_access(struct dsfs_sched *s, const char *path,
 	char root[PATH_MAX];
 	uint64_t idx;
 
+	if (dsfs_dirpass_in_dataset(path, s->cfg.plan->dataset))
+		return; /* a file beside the samples: no pass outside */
 	pthread_mutex_lock(&s->lock);
-	if (d->layout && dsfs_dirpass_below(path, d->root) &&
-	    !dsfs_layout_lookup(d->layout, path + strlen(d->root) + 1, &idx)) {
+	if (d->layout &&
+	    !dsfs_layout_lookup_in(d->layout, d->root, path, &idx)) {
 		side_feed_locked(s, idx, pid);
 	} else if (dsfs_dirpass_access(&d->notice, pid, path) &&
 		   !d->building && !d->wanted &&

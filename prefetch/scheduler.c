@@ -236,37 +236,43 @@ static unsigned depth_locked(const struct dsfs_sched *s)
 		s->cfg.depth : s->cfg.depth_ahead;
 }
 
-uint64_t dsfs_sched_seq_ahead_locked(const struct dsfs_sched *s)
+uint64_t dsfs_sched_pass_ahead_locked(const struct dsfs_sched *s, bool side)
 {
-	uint64_t mean = s->sizes ? s->size_sum / s->sizes : 0,
+	uint64_t mean = side ? s->side.mean
+			: s->sizes ? s->size_sum / s->sizes : 0,
 		 ahead = mean ? s->cfg.lead_bytes / mean : 0;
 
 	return ahead > BATCH ? ahead : BATCH;
 }
 
-/* The next sample of an index-order pass (seqpass.h), fetched into the
- * cache as unplanned (no rank follows a loader: nothing is planned), never
- * pushed.  As next_locked.  Called with s->lock held. */
-static bool seq_next_locked(struct dsfs_sched *s, struct pick *pk,
-			    uint64_t *settle)
+/* The next sample of an index-order pass (seqpass.h): the plan's, or
+ * (side) the side's over its tree's listing (sched_side.c); fetched into
+ * the cache as unplanned (nothing plans it), never pushed.  As
+ * next_locked.  Called with s->lock held. */
+static bool pass_next_locked(struct dsfs_sched *s, bool side, struct pick *pk,
+			     uint64_t *settle)
 {
+	struct dsfs_seqpass *q = side ? &s->side.seq : &s->seq;
+	const struct dsfs_layout *l = side ? s->side.layout : s->cfg.layout;
 	uint64_t idx;
 
-	if (!dsfs_seqpass_peek(&s->seq, dsfs_sched_seq_ahead_locked(s),
-			       dsfs_layout_count(s->cfg.layout), &idx))
+	if (!l || !dsfs_seqpass_peek(q, dsfs_sched_pass_ahead_locked(s, side),
+				     dsfs_layout_count(l), &idx))
 		return false;
-	if (dsfs_layout_pending(s->cfg.layout, idx)) {
+	/* (the side's listing has every file's size) */
+	if (!side && dsfs_layout_pending(l, idx)) {
 		*settle = idx;
 		return false;
 	}
-	dsfs_seqpass_take(&s->seq);
+	dsfs_seqpass_take(q);
 	*pk = (struct pick){ .idx = idx, .when = DSFS_CACHE_NEVER,
-			     .size = dsfs_layout_size(s->cfg.layout, idx),
+			     .size = dsfs_layout_size(l, idx),
 			     .after = DSFS_CACHE_NEVER,
-			     .use = DSFS_CACHE_NEVER, .seq = true,
-			     .near = idx < s->seq.front +
+			     .use = DSFS_CACHE_NEVER, .seq = true, .side = side,
+			     .near = idx < q->front +
 					   2 * (uint64_t)s->cfg.depth_ahead };
-	size_seen_locked(s, pk->size);
+	if (!side)
+		size_seen_locked(s, pk->size);
 	return true;
 }
 
@@ -310,9 +316,9 @@ static bool next_locked(struct dsfs_sched *s, struct pick *pk,
 				     .epoch = r->epoch, .repush = s->repush };
 	}
 	if (!pk->r)
-		return (!follows && seq_next_locked(s, pk, settle)) ||
+		return (!follows && pass_next_locked(s, false, pk, settle)) ||
 		       (*settle == UINT64_MAX &&
-			dsfs_sched_side_next_locked(s, pk));
+			pass_next_locked(s, true, pk, settle));
 	pk->after = dsfs_tracker_use_after(plan_of(pk->r), pk->idx, pk->pos);
 	next_use = dsfs_sched_next_use_locked(s, pk->idx);
 	pk->push = pushable_locked(pk, next_use);

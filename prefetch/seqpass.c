@@ -15,12 +15,12 @@
 /* A process that opened none of the last this many is gone. */
 #define GONE (8 * DSFS_SEQPASS_HISTORY)
 
-/* pid's slot, or the least recently seen one given to it (seen 0). */
-static struct dsfs_seqproc *proc_of(struct dsfs_seqpass *q, uint32_t pid)
+struct dsfs_seqproc *dsfs_seqpass_proc(struct dsfs_seqproc *procs,
+				       uint32_t pid)
 {
-	struct dsfs_seqproc *p, *old = &q->procs[0];
+	struct dsfs_seqproc *p, *old = &procs[0];
 
-	for (p = q->procs; p < q->procs + DSFS_SEQPASS_PROCS; p++) {
+	for (p = procs; p < procs + DSFS_SEQPASS_PROCS; p++) {
 		if (p->seen && p->pid == pid)
 			return p;
 		if (p->seen < old->seen)
@@ -87,7 +87,7 @@ bool dsfs_seqpass_access(struct dsfs_seqpass *q, uint32_t pid, uint64_t idx)
 
 	q->blocked = false;
 	if (pid) {
-		p = proc_of(q, pid);
+		p = dsfs_seqpass_proc(q->procs, pid);
 		/* Reported a little out of order (two FUSE workers' opens of
 		 * one process): not judged. */
 		if (p->seen && idx < p->last && idx + BEHIND * w >= p->last)
@@ -137,7 +137,7 @@ void dsfs_seqpass_seed(struct dsfs_seqpass *q, const uint32_t *pid,
 				    .rank_first = q->rank_first,
 				    .rank_last = q->rank_last };
 	for (k = 0; k < n; k++) {
-		p = proc_of(q, pid[k]);
+		p = dsfs_seqpass_proc(q->procs, pid[k]);
 		p->last = idx[k];
 		p->seen = ++q->opens;
 	}

@@ -65,6 +65,11 @@ struct dsfs_seqpass {
 	uint64_t next;		/* the next sample to fetch */
 };
 
+/* pid's slot of the DSFS_SEQPASS_PROCS procs, or the least recently seen
+ * one, given to it with seen 0 (a new process).  O(DSFS_SEQPASS_PROCS). */
+struct dsfs_seqproc *dsfs_seqpass_proc(struct dsfs_seqproc *procs,
+				       uint32_t pid);
+
 /* The plan's DistributedSampler: `world` ranks (1: none), of which
  * first..last are local.  Kept by dsfs_seqpass_seed. */
 void dsfs_seqpass_ranks(struct dsfs_seqpass *q, uint32_t world,

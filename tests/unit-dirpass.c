@@ -184,10 +184,11 @@ static void test_root(void)
 	check_root("x.txt", "train", NULL);
 	check_root("val/n01/x", ".", NULL);
 	check_root("val/n01/x", "train:.", NULL);
-	CHECK(dsfs_dirpass_below("val/n01/x", "val"));
-	CHECK(!dsfs_dirpass_below("valx/n01/x", "val"));
-	CHECK(!dsfs_dirpass_below("val", "val"));
-	CHECK(dsfs_dirpass_below("val/x", "."));
+	CHECK(dsfs_dirpass_in_dataset("val/n01/x", "val"));
+	CHECK(!dsfs_dirpass_in_dataset("valx/n01/x", "val"));
+	CHECK(!dsfs_dirpass_in_dataset("val", "val"));
+	CHECK(dsfs_dirpass_in_dataset("val/x", "."));
+	CHECK(dsfs_dirpass_in_dataset("val/x", "train:val"));
 }
 
 /* Seeded with three workers' places: off until 24 of their opens go on
