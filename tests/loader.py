@@ -75,8 +75,9 @@ this one, so the counters are exactly those of the epochs before), and "end"
 after the last epoch (with --barrier, after a third barrier that every
 process reaches once it has finished the last epoch).
 
-Prints "epoch=E rank=R samples=N bytes=B seconds=T" per epoch (T excludes
-the drop and the barriers).  --list FILE writes the path (relative to ROOT)
+Prints "epoch=E rank=R samples=N bytes=B seconds=T wait=W" per epoch (T
+excludes the drop and the barriers; W is the part of T the loop spent
+waiting for its next batch).  --list FILE writes the path (relative to ROOT)
 of every sample read.  --source DIR checks every byte: each sample's digest
 must be the same every time it is read and equal that of the same file
 under DIR (read once, after the last epoch).  Exit 0, or 1 with a message.
@@ -380,12 +381,21 @@ def make_loader(a, ds):
 
 def run_epoch(a, loader, digests, listing, batches=0):
     """Iterate one epoch (its first `batches` batches, if not 0); returns
-    (samples, bytes, seconds)."""
+    (samples, bytes, seconds, wait): wait is the time the loop spent in the
+    loader's iterator, waiting for the next batch, as a training step
+    waits for its data."""
     n = nbytes = 0
+    wait = 0.0
     t = time.monotonic()
-    for b, batch in enumerate(loader):
-        if batches and b == batches:
+    it = iter(loader)
+    b = 0
+    while True:
+        w = time.monotonic()
+        batch = next(it, None)
+        wait += time.monotonic() - w
+        if batch is None or (batches and b == batches):
             break
+        b += 1
         for i, data, extra in batch:
             for j, x in [(i, data)] + extra:
                 d = hashlib.blake2b(x, digest_size=16).digest()
@@ -397,7 +407,7 @@ def run_epoch(a, loader, digests, listing, batches=0):
             nbytes += len(data)
         if a.sleep_ms:
             time.sleep(a.sleep_ms / 1000)
-    return n, nbytes, time.monotonic() - t
+    return n, nbytes, time.monotonic() - t, wait
 
 
 def check_source(a, ds, digests):
@@ -455,11 +465,11 @@ def main():
         if a.mode == "unseeded":
             print("epoch=%d effective_seed=%d" % (e, next_epoch_seed()), flush=True)
         cut = a.break_first if e == a.first else 0
-        n, nbytes, secs = run_epoch(a, loader, digests, listing, cut)
+        n, nbytes, secs, wait = run_epoch(a, loader, digests, listing, cut)
         if n != len(loader.sampler) and not cut:
             die("epoch %d: %d samples, the sampler has %d" % (e, n, len(loader.sampler)))
-        print("epoch=%d rank=%d samples=%d bytes=%d seconds=%.3f"
-              % (e, a.rank, n, nbytes, secs), flush=True)
+        print("epoch=%d rank=%d samples=%d bytes=%d seconds=%.3f wait=%.3f"
+              % (e, a.rank, n, nbytes, secs, wait), flush=True)
     if a.barrier:
         barrier(a.barrier, "end", a.rank, a.parties)
     snapshot(a, "end")
