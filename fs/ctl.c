@@ -283,12 +283,14 @@ static bool same_plan(const struct dsfs_plan_cfg *a,
 	return same;
 }
 
-/* A scheduler for p, listing the files first if the mount has none yet
- * (*listed: the new listing, for the caller to install). */
-static int start_plan(struct dsfs_fs *fs, const struct dsfs_plan_cfg *p,
+/* A scheduler for g's plan, listing the files first if the mount has none
+ * yet (*listed: the new listing, for the caller to install; the data set
+ * picked as at a mount, dsfs_plan_pick_dataset). */
+static int start_plan(struct dsfs_fs *fs, struct plan_gen *g,
 		      struct dsfs_layout **listed, struct dsfs_sched **out,
 		      char *why, size_t whylen)
 {
+	const struct dsfs_plan_cfg *p = &g->cfg;
 	struct dsfs_layout *layout = fs->layout;
 	int err;
 
@@ -302,6 +304,13 @@ static int start_plan(struct dsfs_fs *fs, const struct dsfs_plan_cfg *p,
 				       whylen);
 		if (err) /* the command named what is missing or wrong */
 			return err == -ENOMEM ? err : -EINVAL;
+		err = dsfs_plan_pick_dataset(&g->opts, &g->cfg, fs->root_fd,
+					     listed);
+		if (err < 0) {
+			dsfs_layout_free(*listed);
+			*listed = NULL;
+			return err;
+		}
 		layout = *listed;
 	}
 	if (dsfs_plan_check_epoch(p, layout, why, whylen)) {
@@ -375,7 +384,7 @@ static int apply(struct dsfs_fs *fs, const char *cmd, char *why,
 		return 0;
 	}
 	if (g->cfg.sampler.kind != DSFS_SAMPLER_NONE)
-		err = start_plan(fs, &g->cfg, &listed, &s, why, whylen);
+		err = start_plan(fs, g, &listed, &s, why, whylen);
 	if (err) {
 		gen_free(g);
 		return err;

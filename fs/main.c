@@ -162,7 +162,7 @@ static int cache_init(struct dsfs_fs *fs)
  * dataset directory is refused on the user's terminal. */
 static int plan_init(struct dsfs_fs *fs)
 {
-	const struct dsfs_plan_cfg *p = &fs->opts.plan;
+	struct dsfs_plan_cfg *p = &fs->opts.plan;
 	char why[512] = "";
 	int err;
 
@@ -171,6 +171,9 @@ static int plan_init(struct dsfs_fs *fs)
 	err = dsfs_plan_layout(p, fs->root_fd, true, &fs->layout, why,
 			       sizeof(why));
 	if (!err)
+		err = dsfs_plan_pick_dataset(&fs->opts.plan_opts, p,
+					     fs->root_fd, &fs->layout);
+	if (err >= 0)
 		err = dsfs_plan_check_epoch(p, fs->layout, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "dsfs: %s\n", why[0] ? why : strerror(-err));
@@ -368,9 +371,10 @@ out_session:
 /* dsfs --print-plan[0] SOURCE -o ...: the predicted order of one epoch. */
 static int print_plan(struct dsfs_fs *fs)
 {
-	const struct dsfs_plan_cfg *p = &fs->opts.plan;
+	struct dsfs_plan_cfg *p = &fs->opts.plan;
+	struct dsfs_layout *l = NULL;
 	char why[512] = "";
-	int err;
+	int err = 0;
 
 	fs->root_fd = open(fs->opts.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fs->root_fd < 0) {
@@ -378,9 +382,18 @@ static int print_plan(struct dsfs_fs *fs)
 			strerror(errno));
 		return 1;
 	}
-	err = dsfs_plan_print(p, fs->root_fd, p->epoch, p->rank_first,
-			      fs->opts.print_plan == 2 ? '\0' : '\n', stdout,
-			      why, sizeof(why));
+	/* The data set a mount would pick (its listing's errors are
+	 * dsfs_plan_print's to report). */
+	if (!fs->opts.plan_opts.dataset &&
+	    !dsfs_plan_layout(p, fs->root_fd, true, &l, why, sizeof(why)))
+		err = dsfs_plan_pick_dataset(&fs->opts.plan_opts, p,
+					     fs->root_fd, &l);
+	dsfs_layout_free(l);
+	if (err >= 0)
+		err = dsfs_plan_print(p, fs->root_fd, p->epoch,
+				      p->rank_first,
+				      fs->opts.print_plan == 2 ? '\0' : '\n',
+				      stdout, why, sizeof(why));
 	if (!err && fflush(stdout))
 		err = -errno;
 	if (err)

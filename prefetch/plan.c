@@ -714,14 +714,111 @@ int dsfs_plan_check_epoch(const struct dsfs_plan_cfg *cfg,
 					 why, whylen);
 }
 
+/* An ImageFolder over a directory of data sets (a mount over imagenet/
+ * with the default dataset=., holding train/ and val/): the "classes" are
+ * few, none holds a sample of its own, and one holds several directories
+ * of them.  Classes of their own images in a subdirectory (Tiny ImageNet's
+ * n01443537/images/) are not taken for it. */
+#define DATASETS_CLASSES_MAX 16
+
+static bool holds_datasets(const struct dsfs_layout *l)
+{
+	uint64_t n = dsfs_layout_count(l), i, classes = 0, dirs = 0;
+	const char *prev = NULL;
+	size_t plen = 0, dlen = 0;
+
+	for (i = 0; i < n; i++) {
+		const char *path = dsfs_layout_path(l, i);
+		const char *cls = strchr(path, '/');
+		const char *dir = cls ? strchr(cls + 1, '/') : NULL;
+
+		if (!dir)
+			return false;	/* a sample in its class directory */
+		if (!prev || (size_t)(cls - path) != plen ||
+		    memcmp(path, prev, plen)) {
+			if (++classes > DATASETS_CLASSES_MAX)
+				return false;
+			dirs++;
+		} else if ((size_t)(dir - path) != dlen ||
+			   memcmp(path, prev, dlen)) {
+			dirs++;
+		}
+		prev = path;
+		plen = (size_t)(cls - path);
+		dlen = (size_t)(dir - path);
+	}
+	return classes && dirs > classes;
+}
+
+/* Whether some sample of l lies below directory dir (with its '/'). */
+static bool has_below(const struct dsfs_layout *l, const char *dir)
+{
+	uint64_t n = dsfs_layout_count(l), i;
+	size_t len = strlen(dir);
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(dsfs_layout_path(l, i), dir, len))
+			return true;
+	return false;
+}
+
+int dsfs_plan_pick_dataset(struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
+			   int root_fd, struct dsfs_layout **l)
+{
+	struct dsfs_plan_opts mine = *o;
+	struct dsfs_plan_cfg picked;
+	struct dsfs_layout *sub;
+	char why[256];
+	char *name;
+
+	if (o->dataset || c->layout != DSFS_LAYOUT_IMAGEFOLDER ||
+	    c->ndatasets != 1 || !holds_datasets(*l) ||
+	    !has_below(*l, DSFS_PLAN_PICKED "/"))
+		return 0;
+	mine.dataset = DSFS_PLAN_PICKED;
+	if (dsfs_plan_cfg_parse(&mine, &picked, why, sizeof(why)) ||
+	    dsfs_plan_layout(&picked, root_fd, true, &sub, why, sizeof(why)))
+		return 0;	/* (weights= of another count): as given */
+	name = strdup(DSFS_PLAN_PICKED);
+	if (!name) {
+		dsfs_layout_free(sub);
+		return -ENOMEM;
+	}
+	o->dataset = name;
+	*c = picked;
+	c->dataset_picked = true;
+	dsfs_layout_free(*l);
+	*l = sub;
+	return 1;
+}
+
 bool dsfs_plan_layout_warning(const struct dsfs_plan_cfg *cfg,
 			      const struct dsfs_layout *l, char *buf,
 			      size_t size)
 {
 	uint64_t empty = dsfs_layout_info(l)->empty_classes;
 	const char *ext = cfg->names.extensions;
+	const char *first;
+	bool here;
+	int len;
 
-	if (cfg->layout != DSFS_LAYOUT_IMAGEFOLDER || !empty)
+	if (cfg->layout != DSFS_LAYOUT_IMAGEFOLDER)
+		return false;
+	if (cfg->dataset_picked) {
+		snprintf(buf, size, "dataset=%s, not given: SOURCE holds data sets (its directories hold only directories of images), and the plan is %s/'s, the one a shuffled loader reads; give dataset= for another, dataset=. for SOURCE itself",
+			 cfg->dataset, cfg->dataset);
+		return true;
+	}
+	if (cfg->ndatasets == 1 && dsfs_layout_count(l) && holds_datasets(l)) {
+		first = dsfs_layout_path(l, 0);
+		len = (int)(strchr(first, '/') - first);
+		here = !strcmp(cfg->dataset, ".");
+		snprintf(buf, size, "dataset=%s: its classes hold no image of their own, only directories of images, as a directory of data sets does (%.*s/ is one): if the loader's ImageFolder is one of them, give it, as dataset=%s%s%.*s; this plan's samples are every image of them all",
+			 cfg->dataset, len, first, here ? "" : cfg->dataset,
+			 here ? "" : "/", len, first);
+		return true;
+	}
+	if (!empty)
 		return false;
 	snprintf(buf, size, "dataset=%s: %llu class director%s without a file %s%s: torchvision's %s refuses such a tree (FileNotFoundError) unless given allow_empty=True; the plan counts no sample there",
 		 cfg->dataset, (unsigned long long)empty,

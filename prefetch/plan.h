@@ -52,6 +52,8 @@ struct dsfs_plan_cfg {
 	struct dsfs_split split;
 	const char *weights;	/* weights=: absolute path, or NULL */
 	bool epoch_auto;	/* detect the epoch from the accesses */
+	bool dataset_picked;	/* dataset= not given: DSFS_PLAN_PICKED
+				   (dsfs_plan_pick_dataset) */
 	uint64_t epoch;		/* the epoch to start from otherwise */
 	uint32_t rank_first, rank_last;	/* local ranks (distributed) */
 	/*
@@ -113,11 +115,25 @@ int dsfs_plan_check_epoch(const struct dsfs_plan_cfg *cfg,
 			  const struct dsfs_layout *l, char *why,
 			  size_t whylen);
 /*
- * A warning on cfg's samples l for the user, as one line into buf: class
- * directories of an ImageFolder tree without an image, which torchvision
- * (0.14, as Debian has it) refuses unless the loader passes allow_empty=True
- * (0.17 and later); the plan counts no sample in them.  Returns whether
- * there is one.
+ * dataset= not given over a directory of data sets (an ImageFolder of
+ * SOURCE whose few classes hold only directories of images, as imagenet/
+ * holding train/ and val/ does) of which one is DSFS_PLAN_PICKED: the
+ * plan is that one's, the data set a shuffled loader reads there.  o and
+ * c become the plan's with dataset=DSFS_PLAN_PICKED (c->dataset_picked
+ * set) and *l its layout (the one given freed).  1 if so, 0 if not (its
+ * listing failed too), -ENOMEM.  O(samples) and, if picked, a listing.
+ */
+#define DSFS_PLAN_PICKED "train"
+int dsfs_plan_pick_dataset(struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
+			   int root_fd, struct dsfs_layout **l);
+/*
+ * A warning on cfg's samples l for the user, as one line into buf: the
+ * data set picked (dsfs_plan_pick_dataset); else an ImageFolder tree whose few classes hold only directories of images, as
+ * a directory of data sets does (train/, val/: the loader's data set is
+ * likely one of them); else class directories without an image, which
+ * torchvision (0.14, as Debian has it) refuses unless the loader passes
+ * allow_empty=True (0.17 and later), and where the plan counts no sample.
+ * Returns whether there is one.
  */
 bool dsfs_plan_layout_warning(const struct dsfs_plan_cfg *cfg,
 			      const struct dsfs_layout *l, char *buf,

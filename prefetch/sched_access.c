@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -313,6 +314,58 @@ static void names_changed(const struct dsfs_sched *s, char *buf, size_t size)
 }
 
 /*
+ * A lost plan's first opens, all below one directory of its data set: the
+ * loader's data set may be that directory (a mount over imagenet/ with
+ * the default dataset=., and ImageFolder("imagenet/train")).  buf gets
+ * "; ... give dataset=DIR", or "" when the opens have no directory in
+ * common, the whole data set is below it, or the plan covers several data
+ * sets.  O(samples): once, when the plan is lost at its start.
+ */
+static void below_one(const struct dsfs_sched *s, const struct srank *r,
+		      char *buf, size_t size)
+{
+	const struct dsfs_plan_cfg *p = s->cfg.plan;
+	uint64_t total = dsfs_layout_count(s->cfg.layout), m;
+	const uint32_t *got;
+	uint32_t n, k;
+	size_t common = 0, i;
+	const char *first;
+
+	buf[0] = '\0';
+	n = r->t ? dsfs_tracker_collected(r->t, &got) : 0;
+	if (!n || p->ndatasets != 1)
+		return;
+	first = dsfs_layout_path(s->cfg.layout, got[0]);
+	/* The longest directory every path starts with: ends at a '/'. */
+	for (i = 0; first[i]; i++)
+		if (first[i] == '/')
+			common = i + 1;
+	for (k = 1; k < n && common; k++) {
+		const char *path = dsfs_layout_path(s->cfg.layout, got[k]);
+
+		for (i = 0; i < common && path[i] == first[i]; i++)
+			;
+		while (i > 0 && first[i - 1] != '/')
+			i--;
+		common = i;
+	}
+	if (!common)
+		return;
+	/* Not when the whole data set is below it (a flat directory of
+	 * shards): then it is no narrower data set. */
+	for (m = 0; m < total; m++)
+		if (strncmp(dsfs_layout_path(s->cfg.layout, m), first, common))
+			break;
+	if (m == total)
+		return;
+	snprintf(buf, size,
+		 "; all %u of them are below %.*s: if that is the loader's data set, give dataset=%s%s%.*s",
+		 n, (int)common, first,
+		 strcmp(p->dataset, ".") ? p->dataset : "",
+		 strcmp(p->dataset, ".") ? "/" : "", (int)common - 1, first);
+}
+
+/*
  * One log line when a rank's tracker changed mode or epoch over an access
  * (was -> now): the epoch detected, the next epoch begun, the prediction
  * lost or found again.  Rate-limited (a loader that keeps contradicting
@@ -325,7 +378,7 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 	bool ddp = s->cfg.plan->sampler.kind == DSFS_SAMPLER_TORCH_DISTRIBUTED;
 	const char *also = lost_also(s->cfg.plan->sampler.kind);
 	unsigned long long e = now->epoch;
-	char who[32] = "", changed[256] = "";
+	char who[32] = "", changed[256] = "", below[PATH_MAX + 128] = "";
 	uint64_t missed;
 
 	if (!dsfs_ratelimit(&s->log_rl, &missed))
@@ -345,12 +398,13 @@ static void log_change_locked(struct dsfs_sched *s, const struct srank *r,
 	if (now->detected == DSFS_TRACKER_LOST)
 		names_changed(s, changed, sizeof(changed));
 	if (now->detected == DSFS_TRACKER_LOST &&
-	    was->detected == DSFS_TRACKER_DETECTING)
+	    was->detected == DSFS_TRACKER_DETECTING) {
+		below_one(s, r, below, sizeof(below));
 		dsfs_warn(
-			"plan: %sprediction lost: no epoch of the %u tried matches the first %llu opens (wrong seed, sampler or layout, a later epoch: give epoch=N, another program reading the data set, or a Dataset reading random samples besides the ones asked in too small a data set: dsfs(8), Strays)%s; prefetch by the plan waits for opens that match",
+			"plan: %sprediction lost: no epoch of the %u tried matches the first %llu opens (wrong seed, sampler or layout, a later epoch: give epoch=N, another program reading the data set, or a Dataset reading random samples besides the ones asked in too small a data set: dsfs(8), Strays)%s%s; prefetch by the plan waits for opens that match",
 			who, DSFS_TRACKER_DETECT_EPOCHS,
-			(unsigned long long)now->accesses, changed);
-	else if (now->detected == DSFS_TRACKER_LOST)
+			(unsigned long long)now->accesses, below, changed);
+	} else if (now->detected == DSFS_TRACKER_LOST)
 		dsfs_warn(
 			"plan: %sprediction lost in epoch %llu: %llu of %llu opens mispredicted (a new job, another reader, a Dataset reading random samples besides the ones asked, a wrong seed or sampler%s?)%s; prefetch by the plan stops until an epoch's start matches",
 			who, e, (unsigned long long)now->mispredictions,

@@ -2,7 +2,8 @@
 /*
  * unit-layout: prefetch/layout on small trees built in a temp dir: Python's
  * name order, imagefolder and sorted orders with their traps, symlinks
- * leaving SOURCE, loops, list files with every refused line, and lookup.
+ * leaving SOURCE, loops, list files with every refused line, and lookup;
+ * the plan's pick of train/ in a directory of data sets, and its warnings.
  */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "layout.h"
+#include "plan.h"
 #include "unit-check.h"
 
 struct want {
@@ -622,6 +624,88 @@ out:
 	dsfs_layout_free(part[1]);
 }
 
+/*
+ * pick ROOT (a SOURCE of its own under tmp) with dataset= given or not and
+ * the layout: whether train/ is picked, the samples the plan then has, and
+ * the warning's text (or "" without one).
+ */
+static int pick(const char *root, const char *dataset, const char *layout,
+		uint64_t *count, char *warning, size_t size)
+{
+	struct dsfs_plan_opts o = { .sampler = "torch-random", .seed = "1" };
+	struct dsfs_plan_cfg c;
+	struct dsfs_layout *l = NULL;
+	char path[PATH_MAX], why[256];
+	int fd, ret = -1;
+
+	o.dataset = (char *)dataset;
+	o.layout = (char *)layout;
+	snprintf(path, sizeof(path), "%s/%s", tmp, root);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK(dsfs_plan_cfg_parse(&o, &c, why, sizeof(why)) == 0);
+	CHECK(dsfs_plan_layout(&c, fd, true, &l, why, sizeof(why)) == 0);
+	warning[0] = '\0';
+	if (l) {
+		ret = dsfs_plan_pick_dataset(&o, &c, fd, &l);
+		*count = dsfs_layout_count(l);
+		if (!dsfs_plan_layout_warning(&c, l, warning, size))
+			warning[0] = '\0';
+		CHECK(ret != 1 || (c.dataset_picked && o.dataset &&
+				   !strcmp(o.dataset, "train") &&
+				   !strcmp(c.dataset, "train") &&
+				   !strcmp(c.dir, "train")));
+		CHECK(ret == 1 || (!c.dataset_picked && o.dataset == dataset));
+		if (ret == 1)
+			free(o.dataset);
+	}
+	dsfs_layout_free(l);
+	close(fd);
+	return ret;
+}
+
+static void test_pick(void)
+{
+	static const char *const sets[] = {
+		"sets/train/a/1.jpg", "sets/train/a/2.jpg", "sets/train/b/1.jpg",
+		"sets/train/c/1.jpg", "sets/val/a/1.jpg", "sets/val/b/1.jpg",
+		"other/a/x/1.jpg", "other/a/y/1.jpg", "other/b/x/1.jpg",
+		"tiny/n1/images/1.jpg", "tiny/n2/images/1.jpg",
+		"tiny/n3/images/1.jpg", "tiny/n3/images/2.jpg",
+		"mixed/train/a/1.jpg", "mixed/train/b/1.jpg", "mixed/x/1.jpg",
+	};
+	char w[1024];
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+		put(tmp, sets[i], 3);
+	/* imagenet/ holding train/ and val/, no dataset=: train/ it is. */
+	CHECK(pick("sets", NULL, NULL, &n, w, sizeof(w)) == 1);
+	CHECK(n == 4 && strstr(w, "dataset=train, not given"));
+	/* dataset=. given: as given, with the warning that names train/. */
+	CHECK(pick("sets", ".", NULL, &n, w, sizeof(w)) == 0);
+	CHECK(n == 6 && strstr(w, "hold no image of their own") &&
+	      strstr(w, "give it, as dataset=train;"));
+	/* Under dataset=sets: the warning's dataset= is relative to SOURCE. */
+	CHECK(pick(".", "sets", NULL, &n, w, sizeof(w)) == 0);
+	CHECK(strstr(w, "as dataset=sets/train;") != NULL);
+	/* Data sets but no train/: the warning alone, naming the first. */
+	CHECK(pick("other", NULL, NULL, &n, w, sizeof(w)) == 0);
+	CHECK(n == 3 && strstr(w, "(a/ is one)") &&
+	      strstr(w, "as dataset=a;"));
+	/* Classes of one directory of images each (Tiny ImageNet's
+	 * n01443537/images/): an ImageFolder of its own. */
+	CHECK(pick("tiny", NULL, NULL, &n, w, sizeof(w)) == 0);
+	CHECK(n == 4 && !w[0]);
+	/* A class with an image of its own: no directory of data sets. */
+	CHECK(pick("mixed", NULL, NULL, &n, w, sizeof(w)) == 0);
+	CHECK(n == 3 && !w[0]);
+	/* Not an ImageFolder: nothing picked, no warning. */
+	CHECK(pick("sets", NULL, "sorted", &n, w, sizeof(w)) == 0);
+	CHECK(n == 6 && !w[0]);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmp)) {
@@ -645,6 +729,7 @@ int main(void)
 	test_extensions();
 	test_suffix();
 	test_concat();
+	test_pick();
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return UNIT_DONE();
 }
