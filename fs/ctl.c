@@ -285,7 +285,7 @@ static bool same_plan(const struct dsfs_plan_cfg *a,
 
 /* A scheduler for g's plan, listing the files first if the mount has none
  * yet (*listed: the new listing, for the caller to install; the data set
- * picked as at a mount, dsfs_plan_pick_dataset). */
+ * picked as at a mount, dsfs_plan_list). */
 static int start_plan(struct dsfs_fs *fs, struct plan_gen *g,
 		      struct dsfs_layout **listed, struct dsfs_sched **out,
 		      char *why, size_t whylen)
@@ -300,17 +300,10 @@ static int start_plan(struct dsfs_fs *fs, struct plan_gen *g,
 				 __atomic_load_n(&fs->names_changed,
 						 __ATOMIC_RELAXED),
 				 __ATOMIC_RELAXED);
-		err = dsfs_plan_layout(p, fs->root_fd, true, listed, why,
-				       whylen);
+		err = dsfs_plan_list(&g->opts, &g->cfg, fs->root_fd, true,
+				     listed, why, whylen);
 		if (err) /* the command named what is missing or wrong */
 			return err == -ENOMEM ? err : -EINVAL;
-		err = dsfs_plan_pick_dataset(&g->opts, &g->cfg, fs->root_fd,
-					     listed);
-		if (err < 0) {
-			dsfs_layout_free(*listed);
-			*listed = NULL;
-			return err;
-		}
 		layout = *listed;
 	}
 	if (dsfs_plan_check_epoch(p, layout, why, whylen)) {

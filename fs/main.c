@@ -168,12 +168,9 @@ static int plan_init(struct dsfs_fs *fs)
 
 	if (p->sampler.kind == DSFS_SAMPLER_NONE)
 		return 0;
-	err = dsfs_plan_layout(p, fs->root_fd, true, &fs->layout, why,
-			       sizeof(why));
+	err = dsfs_plan_list(&fs->opts.plan_opts, p, fs->root_fd, true,
+			     &fs->layout, why, sizeof(why));
 	if (!err)
-		err = dsfs_plan_pick_dataset(&fs->opts.plan_opts, p,
-					     fs->root_fd, &fs->layout);
-	if (err >= 0)
 		err = dsfs_plan_check_epoch(p, fs->layout, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "dsfs: %s\n", why[0] ? why : strerror(-err));
@@ -372,9 +369,8 @@ out_session:
 static int print_plan(struct dsfs_fs *fs)
 {
 	struct dsfs_plan_cfg *p = &fs->opts.plan;
-	struct dsfs_layout *l = NULL;
 	char why[512] = "";
-	int err = 0;
+	int err;
 
 	fs->root_fd = open(fs->opts.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fs->root_fd < 0) {
@@ -382,18 +378,10 @@ static int print_plan(struct dsfs_fs *fs)
 			strerror(errno));
 		return 1;
 	}
-	/* The data set a mount would pick (its listing's errors are
-	 * dsfs_plan_print's to report). */
-	if (!fs->opts.plan_opts.dataset &&
-	    !dsfs_plan_layout(p, fs->root_fd, true, &l, why, sizeof(why)))
-		err = dsfs_plan_pick_dataset(&fs->opts.plan_opts, p,
-					     fs->root_fd, &l);
-	dsfs_layout_free(l);
-	if (err >= 0)
-		err = dsfs_plan_print(p, fs->root_fd, p->epoch,
-				      p->rank_first,
-				      fs->opts.print_plan == 2 ? '\0' : '\n',
-				      stdout, why, sizeof(why));
+	err = dsfs_plan_print(&fs->opts.plan_opts, p, fs->root_fd, p->epoch,
+			      p->rank_first,
+			      fs->opts.print_plan == 2 ? '\0' : '\n', stdout,
+			      why, sizeof(why));
 	if (!err && fflush(stdout))
 		err = -errno;
 	if (err)

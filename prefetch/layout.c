@@ -388,6 +388,16 @@ const char *dsfs_layout_path(const struct dsfs_layout *l, uint64_t i)
 	return l->arena + l->offs[i];
 }
 
+uint64_t dsfs_layout_count_below(const struct dsfs_layout *l,
+				 const char *prefix, size_t len)
+{
+	uint64_t i, n = 0;
+
+	for (i = 0; i < l->count; i++)
+		n += !strncmp(dsfs_layout_path(l, i), prefix, len);
+	return n;
+}
+
 /* The size word of sample i: written once more, from PENDING, by
  * dsfs_layout_settle(), hence the atomic load. */
 static uint64_t size_word(const struct dsfs_layout *l, uint64_t i)

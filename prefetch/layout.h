@@ -256,6 +256,10 @@ size_t dsfs_layout_memory(const struct dsfs_layout *layout);
  * valid until dsfs_layout_free().  i < count; O(1).
  */
 const char *dsfs_layout_path(const struct dsfs_layout *layout, uint64_t i);
+/* How many samples' paths begin with prefix (a directory with its '/':
+ * the samples below it).  O(samples). */
+uint64_t dsfs_layout_count_below(const struct dsfs_layout *layout,
+				 const char *prefix, size_t len);
 /* st_size of sample i, 0 when it is not prefetchable or still pending.
  * O(1). */
 uint64_t dsfs_layout_size(const struct dsfs_layout *layout, uint64_t i);

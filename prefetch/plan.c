@@ -670,8 +670,12 @@ static int build_concat(const struct dsfs_plan_cfg *cfg, int root_fd,
 	return err;
 }
 
-int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
-		     struct dsfs_layout **out, char *why, size_t whylen)
+/* Lists cfg's samples (dsfs_layout_build, or _quick): 0 and *out, or
+ * -errno with why; -ENOENT when there is none (a plan over nothing: the
+ * loader's own dataset class would refuse it). */
+static int plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd,
+		       bool quick, struct dsfs_layout **out, char *why,
+		       size_t whylen)
 {
 	struct dsfs_layout *l = NULL;
 	char what[PATH_MAX + 16];
@@ -750,20 +754,18 @@ static bool holds_datasets(const struct dsfs_layout *l)
 	return classes && dirs > classes;
 }
 
-/* Whether some sample of l lies below directory dir (with its '/'). */
-static bool has_below(const struct dsfs_layout *l, const char *dir)
-{
-	uint64_t n = dsfs_layout_count(l), i;
-	size_t len = strlen(dir);
-
-	for (i = 0; i < n; i++)
-		if (!strncmp(dsfs_layout_path(l, i), dir, len))
-			return true;
-	return false;
-}
-
-int dsfs_plan_pick_dataset(struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
-			   int root_fd, struct dsfs_layout **l)
+/*
+ * dataset= not given over a directory of data sets (an ImageFolder of
+ * SOURCE whose few classes hold only directories of images, as imagenet/
+ * holding train/ and val/ does) of which one is DSFS_PLAN_PICKED: the
+ * plan is that one's, the data set a shuffled loader reads there.  o and
+ * c become the plan's with dataset=DSFS_PLAN_PICKED (c->dataset_picked
+ * set) and *l its layout (the one given freed).  0 (picked or not: not if
+ * its listing fails too) or -ENOMEM.  O(samples) and, if picked, a
+ * listing.
+ */
+static int pick_dataset(struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
+			int root_fd, bool quick, struct dsfs_layout **l)
 {
 	struct dsfs_plan_opts mine = *o;
 	struct dsfs_plan_cfg picked;
@@ -773,11 +775,12 @@ int dsfs_plan_pick_dataset(struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 
 	if (o->dataset || c->layout != DSFS_LAYOUT_IMAGEFOLDER ||
 	    c->ndatasets != 1 || !holds_datasets(*l) ||
-	    !has_below(*l, DSFS_PLAN_PICKED "/"))
+	    !dsfs_layout_count_below(*l, DSFS_PLAN_PICKED "/",
+				     strlen(DSFS_PLAN_PICKED "/")))
 		return 0;
 	mine.dataset = DSFS_PLAN_PICKED;
 	if (dsfs_plan_cfg_parse(&mine, &picked, why, sizeof(why)) ||
-	    dsfs_plan_layout(&picked, root_fd, true, &sub, why, sizeof(why)))
+	    plan_layout(&picked, root_fd, quick, &sub, why, sizeof(why)))
 		return 0;	/* (weights= of another count): as given */
 	name = strdup(DSFS_PLAN_PICKED);
 	if (!name) {
@@ -789,7 +792,20 @@ int dsfs_plan_pick_dataset(struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 	c->dataset_picked = true;
 	dsfs_layout_free(*l);
 	*l = sub;
-	return 1;
+	return 0;
+}
+
+int dsfs_plan_list(struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
+		   int root_fd, bool quick, struct dsfs_layout **out,
+		   char *why, size_t whylen)
+{
+	int err = plan_layout(c, root_fd, quick, out, why, whylen);
+
+	if (!err && (err = pick_dataset(o, c, root_fd, quick, out))) {
+		dsfs_layout_free(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
 bool dsfs_plan_layout_warning(const struct dsfs_plan_cfg *cfg,
@@ -828,9 +844,9 @@ bool dsfs_plan_layout_warning(const struct dsfs_plan_cfg *cfg,
 	return true;
 }
 
-int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
-		    uint64_t epoch, uint32_t rank, char end, FILE *out,
-		    char *why, size_t whylen)
+int dsfs_plan_print(struct dsfs_plan_opts *o, struct dsfs_plan_cfg *cfg,
+		    int root_fd, uint64_t epoch, uint32_t rank, char end,
+		    FILE *out, char *why, size_t whylen)
 {
 	struct dsfs_layout *layout = NULL;
 	struct dsfs_sampler_cfg sampler;
@@ -843,7 +859,7 @@ int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
 		snprintf(why, whylen, "seed=discover: no order is known before a loader's first opens reveal its seed");
 		return -EINVAL;
 	}
-	err = dsfs_plan_layout(cfg, root_fd, false, &layout, why, whylen);
+	err = dsfs_plan_list(o, cfg, root_fd, false, &layout, why, whylen);
 	if (err)
 		return err;
 	if (dsfs_plan_layout_warning(cfg, layout, warning, sizeof(warning)))

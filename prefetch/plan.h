@@ -53,7 +53,7 @@ struct dsfs_plan_cfg {
 	const char *weights;	/* weights=: absolute path, or NULL */
 	bool epoch_auto;	/* detect the epoch from the accesses */
 	bool dataset_picked;	/* dataset= not given: DSFS_PLAN_PICKED
-				   (dsfs_plan_pick_dataset) */
+				   (dsfs_plan_list) */
 	uint64_t epoch;		/* the epoch to start from otherwise */
 	uint32_t rank_first, rank_last;	/* local ranks (distributed) */
 	/*
@@ -97,16 +97,20 @@ int dsfs_plan_opts_merge(struct dsfs_plan_opts *dst,
 char *dsfs_plan_cfg_string(const struct dsfs_plan_cfg *cfg);
 
 /*
- * Print the read order of epoch `epoch` for rank `rank` (ignored unless
- * distributed): each path relative to the dataset directory followed by
- * `end` ('\n', or '\0' for names that may hold newlines).
- * root_fd: SOURCE.  O(samples); 0 or -errno with a reason in why.
- */
-/* Lists cfg's samples (dsfs_layout_build, or _quick): 0 and *out, or
+ * Lists the plan's samples (dsfs_layout_build, or _quick): 0 and *out, or
  * -errno with why; -ENOENT when there is none (a plan over nothing: the
- * loader's own dataset class would refuse it). */
-int dsfs_plan_layout(const struct dsfs_plan_cfg *cfg, int root_fd, bool quick,
-		     struct dsfs_layout **out, char *why, size_t whylen);
+ * loader's own dataset class would refuse it).  With dataset= not given
+ * (o->dataset NULL) over a directory of data sets (an ImageFolder of
+ * SOURCE whose few classes hold only directories of images, as imagenet/
+ * holding train/ and val/ does) of which one is DSFS_PLAN_PICKED, the plan
+ * is that one's, the data set a shuffled loader reads there: o and c
+ * become the plan's with dataset=DSFS_PLAN_PICKED (c->dataset_picked set),
+ * and *out its listing.
+ */
+#define DSFS_PLAN_PICKED "train"
+int dsfs_plan_list(struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
+		   int root_fd, bool quick, struct dsfs_layout **out,
+		   char *why, size_t whylen);
 /* Whether cfg's sampler can reach the epoch cfg starts in (none to check
  * with epoch=auto) over l's samples, the replay
  * dsfs_sampler_check_replay() bounds: 0, or -E2BIG (-EOVERFLOW past
@@ -115,22 +119,11 @@ int dsfs_plan_check_epoch(const struct dsfs_plan_cfg *cfg,
 			  const struct dsfs_layout *l, char *why,
 			  size_t whylen);
 /*
- * dataset= not given over a directory of data sets (an ImageFolder of
- * SOURCE whose few classes hold only directories of images, as imagenet/
- * holding train/ and val/ does) of which one is DSFS_PLAN_PICKED: the
- * plan is that one's, the data set a shuffled loader reads there.  o and
- * c become the plan's with dataset=DSFS_PLAN_PICKED (c->dataset_picked
- * set) and *l its layout (the one given freed).  1 if so, 0 if not (its
- * listing failed too), -ENOMEM.  O(samples) and, if picked, a listing.
- */
-#define DSFS_PLAN_PICKED "train"
-int dsfs_plan_pick_dataset(struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
-			   int root_fd, struct dsfs_layout **l);
-/*
  * A warning on cfg's samples l for the user, as one line into buf: the
- * data set picked (dsfs_plan_pick_dataset); else an ImageFolder tree whose few classes hold only directories of images, as
- * a directory of data sets does (train/, val/: the loader's data set is
- * likely one of them); else class directories without an image, which
+ * data set picked (dsfs_plan_list); else an ImageFolder tree whose few
+ * classes hold only directories of images, as a directory of data sets
+ * does (train/, val/: the loader's data set is likely one of them);
+ * else class directories without an image, which
  * torchvision (0.14, as Debian has it) refuses unless the loader passes
  * allow_empty=True (0.17 and later), and where the plan counts no sample.
  * Returns whether there is one.
@@ -138,8 +131,16 @@ int dsfs_plan_pick_dataset(struct dsfs_plan_opts *o, struct dsfs_plan_cfg *c,
 bool dsfs_plan_layout_warning(const struct dsfs_plan_cfg *cfg,
 			      const struct dsfs_layout *l, char *buf,
 			      size_t size);
-int dsfs_plan_print(const struct dsfs_plan_cfg *cfg, int root_fd,
-		    uint64_t epoch, uint32_t rank, char end, FILE *out,
-		    char *why, size_t whylen);
+/*
+ * Print the read order of epoch `epoch` for rank `rank` (ignored unless
+ * distributed) of the plan of o and c, listed by dsfs_plan_list() (which
+ * may pick its data set), for `dsfs --print-plan`: each path relative to
+ * the dataset directory followed by `end` ('\n', or '\0' for names that
+ * may hold newlines).  root_fd: SOURCE.  O(samples); 0 or -errno with a
+ * reason in why.
+ */
+int dsfs_plan_print(struct dsfs_plan_opts *o, struct dsfs_plan_cfg *cfg,
+		    int root_fd, uint64_t epoch, uint32_t rank, char end,
+		    FILE *out, char *why, size_t whylen);
 
 #endif

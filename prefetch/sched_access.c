@@ -325,7 +325,6 @@ static void below_one(const struct dsfs_sched *s, const struct srank *r,
 		      char *buf, size_t size)
 {
 	const struct dsfs_plan_cfg *p = s->cfg.plan;
-	uint64_t total = dsfs_layout_count(s->cfg.layout), m;
 	const uint32_t *got;
 	uint32_t n, k;
 	size_t common = 0, i;
@@ -353,10 +352,8 @@ static void below_one(const struct dsfs_sched *s, const struct srank *r,
 		return;
 	/* Not when the whole data set is below it (a flat directory of
 	 * shards): then it is no narrower data set. */
-	for (m = 0; m < total; m++)
-		if (strncmp(dsfs_layout_path(s->cfg.layout, m), first, common))
-			break;
-	if (m == total)
+	if (dsfs_layout_count_below(s->cfg.layout, first, common) ==
+	    dsfs_layout_count(s->cfg.layout))
 		return;
 	snprintf(buf, size,
 		 "; all %u of them are below %.*s: if that is the loader's data set, give dataset=%s%s%.*s",
@@ -469,11 +466,8 @@ static bool wake_worth_locked(struct dsfs_sched *s)
 			 r->lead_bytes + share / 8 <= share;
 		r->blocked = false;
 	}
-	worth |= !follows &&
-		 dsfs_seqpass_wants(&s->seq, dsfs_sched_pass_ahead_locked(s, false),
-				    dsfs_layout_count(s->cfg.layout),
-				    WAKE_ITEMS);
-	worth |= dsfs_sched_side_wants_locked(s);
+	worth |= !follows && dsfs_sched_pass_wants_locked(s, false);
+	worth |= dsfs_sched_pass_wants_locked(s, true);
 	return worth && s->idle && !s->full;
 }
 

@@ -208,6 +208,8 @@ uint64_t dsfs_sched_next_use_locked(struct dsfs_sched *s, uint64_t idx);
  * (seqpass.h): the lead's bytes at the mean sample size (side: of the
  * side's tree), at least BATCH. */
 uint64_t dsfs_sched_pass_ahead_locked(const struct dsfs_sched *s, bool side);
+/* Whether that pass has a batch to fetch. */
+bool dsfs_sched_pass_wants_locked(const struct dsfs_sched *s, bool side);
 /* A tracker for r configured at `epoch`, or (detect: the first rank with
  * epoch=auto) one that detects for the group; it replaces r's tracker and
  * where r's prefetch stood.  0 or -errno. */
@@ -241,8 +243,6 @@ void dsfs_sched_side_access(struct dsfs_sched *s, const char *path,
 /* The scheduler thread's: start the builder of a tree asked for, install
  * one listed. */
 void dsfs_sched_side_poll_locked(struct dsfs_sched *s);
-/* Whether the side pass has a batch to fetch. */
-bool dsfs_sched_side_wants_locked(const struct dsfs_sched *s);
 /* The path below SOURCE of the side layout's file idx.  0 or
  * -ENAMETOOLONG.  The scheduler thread's. */
 int dsfs_sched_side_path(const struct dsfs_sched *s, uint64_t idx,

@@ -120,14 +120,6 @@ void dsfs_sched_side_poll_locked(struct dsfs_sched *s)
 	d->building = !dsfs_io_spawn(&d->builder, "dsfs-list", side_build, s);
 }
 
-bool dsfs_sched_side_wants_locked(const struct dsfs_sched *s)
-{
-	return s->side.layout &&
-	       dsfs_seqpass_wants(&s->side.seq,
-				  dsfs_sched_pass_ahead_locked(s, true),
-				  dsfs_layout_count(s->side.layout), BATCH);
-}
-
 int dsfs_sched_side_path(const struct dsfs_sched *s, uint64_t idx,
 			 char path[PATH_MAX])
 {
@@ -160,7 +152,7 @@ static void side_feed_locked(struct dsfs_sched *s, uint64_t idx,
 				  (unsigned long long)dsfs_layout_count(
 					  d->layout));
 	}
-	if (dsfs_sched_side_wants_locked(s) && s->idle && !s->full)
+	if (dsfs_sched_pass_wants_locked(s, true) && s->idle && !s->full)
 		pthread_cond_signal(&s->wake);
 }
 

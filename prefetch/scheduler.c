@@ -245,6 +245,15 @@ uint64_t dsfs_sched_pass_ahead_locked(const struct dsfs_sched *s, bool side)
 	return ahead > BATCH ? ahead : BATCH;
 }
 
+bool dsfs_sched_pass_wants_locked(const struct dsfs_sched *s, bool side)
+{
+	const struct dsfs_layout *l = side ? s->side.layout : s->cfg.layout;
+
+	return l && dsfs_seqpass_wants(side ? &s->side.seq : &s->seq,
+				       dsfs_sched_pass_ahead_locked(s, side),
+				       dsfs_layout_count(l), BATCH);
+}
+
 /* The next sample of an index-order pass (seqpass.h): the plan's, or
  * (side) the side's over its tree's listing (sched_side.c); fetched into
  * the cache as unplanned (nothing plans it), never pushed.  As

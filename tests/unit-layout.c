@@ -626,8 +626,8 @@ out:
 
 /*
  * pick ROOT (a SOURCE of its own under tmp) with dataset= given or not and
- * the layout: whether train/ is picked, the samples the plan then has, and
- * the warning's text (or "" without one).
+ * the layout: whether dsfs_plan_list() picked train/ (1, else 0), the
+ * samples the plan then has, and the warning's text (or "" without one).
  */
 static int pick(const char *root, const char *dataset, const char *layout,
 		uint64_t *count, char *warning, size_t size)
@@ -644,10 +644,10 @@ static int pick(const char *root, const char *dataset, const char *layout,
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHECK(fd >= 0);
 	CHECK(dsfs_plan_cfg_parse(&o, &c, why, sizeof(why)) == 0);
-	CHECK(dsfs_plan_layout(&c, fd, true, &l, why, sizeof(why)) == 0);
+	CHECK(dsfs_plan_list(&o, &c, fd, true, &l, why, sizeof(why)) == 0);
 	warning[0] = '\0';
 	if (l) {
-		ret = dsfs_plan_pick_dataset(&o, &c, fd, &l);
+		ret = c.dataset_picked;
 		*count = dsfs_layout_count(l);
 		if (!dsfs_plan_layout_warning(&c, l, warning, size))
 			warning[0] = '\0';
