@@ -614,6 +614,14 @@ class Report:
                    num(scaled(r.get("big", "dsfs", "evicted_unused_bytes"), MB)),
                    epochs))
         self.p()
+        direct = r.get("big", "dsfs", "direct_opens")
+        if direct is not None:  # results saved before direct_io=auto have none
+            self.p("dsfs's opens with direct I/O, bypassing the kernel's page cache "
+                   "(`direct_io=auto`: its cgroup leaves the page cache less room than "
+                   "the lead), against those through the page cache, over the %d "
+                   "epochs: %s and %s." % (
+                       epochs, num(direct), num(r.get("big", "dsfs", "cached_opens"))))
+            self.p()
         fair = None if None in (mem, total) else total <= mem
         self.fig["big"] = sides, hit, own, fair
 

@@ -31,6 +31,8 @@
 
 /* -o push=: the values' order is the option's words' (opts.c). */
 enum dsfs_push_mode { DSFS_PUSH_OFF, DSFS_PUSH_ON, DSFS_PUSH_AUTO };
+/* -o direct_io=: in the order of its words (opts.c) */
+enum dsfs_direct_mode { DSFS_DIRECT_OFF, DSFS_DIRECT_ON, DSFS_DIRECT_AUTO };
 
 /* Parsed command line; see opts.c for the table and the help text. */
 struct dsfs_opts {
@@ -49,7 +51,9 @@ struct dsfs_opts {
 	uint64_t lead_max;	/* plan prefetch runs at most this far ahead */
 	int verify;		/* hash entries at fill, check when served;
 				   an int: fuse_opt stores flags as int */
-	int direct_io;		/* answer OPEN with FOPEN_DIRECT_IO */
+	int direct_io;		/* -o direct_io, or direct_io=on: answer
+				   every OPEN with FOPEN_DIRECT_IO */
+	enum dsfs_direct_mode direct_mode; /* direct_io=, checked */
 	enum dsfs_push_mode push; /* push planned data into the page cache */
 	bool stats_public;	/* stats readable by every user */
 	struct dsfs_plan_opts plan_opts; /* plan option strings as given */
@@ -62,7 +66,20 @@ struct dsfs_opts {
 	char *entry_timeout_s, *attr_timeout_s, *max_open_s, *max_threads_s;
 	char *cache_size_s, *hugepages_s, *numa_s, *io_depth_s;
 	char *whole_file_max_s, *readahead_max_s, *lead_max_s, *stats_s;
-	char *push_s;
+	char *push_s, *direct_io_s;
+};
+
+/* direct.c: which opens bypass the kernel's page cache (direct_io=). */
+struct dsfs_direct {
+	bool answer;		/* OPEN answered, not ENOSYS: direct_io=on,
+				   or auto with a room */
+	bool autom;		/* direct_io=auto chooses each open */
+	uint64_t room;		/* auto: the page cache's room, bytes */
+	uint64_t opened;	/* the bytes of the files opened so far */
+	uint32_t reopens, fits;	/* a window of reopens; within the room */
+	uint32_t reads, pieces;	/* a window of direct READs; in pieces */
+	bool fits_room;		/* the latest window's reopens fit */
+	bool in_pieces;		/* a window's READs were in pieces: for good */
 };
 
 struct dsfs_fs {
@@ -109,8 +126,10 @@ struct dsfs_fs {
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
 	bool no_opendir;		/* the kernel takes ENOSYS for OPENDIR;
 					   set at INIT (dirops.c) */
-	uint64_t opens;			/* relaxed atomic: -o direct_io's
-					   opens so far, their handles */
+	uint64_t opens;			/* relaxed atomic: the opens answered
+					   so far, their handles (direct.c) */
+	struct dsfs_direct direct;	/* direct.c; fixed at the mount but
+					   its relaxed atomic counts */
 	uint64_t init_unique;		/* relaxed atomic: devio.c's INIT
 					   request to answer; 0: none */
 	bool readahead_tuned;		/* relaxed atomic: see readahead.c */
@@ -250,10 +269,25 @@ static inline uint64_t dsfs_lead_bytes(const struct dsfs_fs *fs)
  * (-1, said on stderr) a charged cache that leaves the daemon too little;
  * dsfs_memroom_advise() warns where the plan's tree has too little room
  * beside it; dsfs_memroom_push() says whether to push (push=, direct_io,
- * and, for push=auto, room for the lead). */
+ * and, for push=auto, room for the lead); dsfs_memroom_direct() sets up
+ * direct.c with that room. */
 int dsfs_memroom_check(const struct dsfs_fs *fs);
 void dsfs_memroom_advise(const struct dsfs_fs *fs);
 bool dsfs_memroom_push(const struct dsfs_fs *fs);
+void dsfs_memroom_direct(struct dsfs_fs *fs);
+
+/* direct.c.  dsfs_direct_init: at the mount, before the session starts,
+ * with the page cache's room in the memory cgroup (UINT64_MAX: no limit,
+ * or room for the lead: see memroom.c).  dsfs_direct_open: OPEN's answer
+ * (fi set, true) or ENOSYS (false).  dsfs_direct_read: each READ, under
+ * auto.  dsfs_direct_state: what the stats say of the page cache. */
+struct dsfs_inode;
+void dsfs_direct_init(struct dsfs_fs *fs, uint64_t room);
+bool dsfs_direct_open(struct dsfs_fs *fs, struct dsfs_inode *in,
+		      struct fuse_file_info *fi);
+void dsfs_direct_read(struct dsfs_fs *fs, const struct fuse_file_info *fi,
+		      uint64_t off, size_t size, uint64_t fsize);
+const char *dsfs_direct_state(const struct dsfs_fs *fs);
 
 /* ctl.c: the plan control channel, getxattr of DSFS_PLAN_XATTR on the mount
  * root (see ctl.c and dsfs(8), PLAN CONTROL). */

@@ -79,6 +79,8 @@ struct dsfs_inode_more {
 	uint64_t reported_open;		/* with -o direct_io: the open (its
 					   file handle) whose read from
 					   offset 0 was reported last */
+	uint64_t opened_at;		/* direct_io=auto: the mount's bytes
+					   opened at its latest open; 0 none */
 };
 
 /*

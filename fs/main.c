@@ -310,7 +310,8 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args, int *ready)
 		goto out_session;
 	if (fuse_session_mount(se, fs->opts.mountpoint) != 0)
 		goto out_signals;
-	if (fs->opts.direct_io && (err = dsfs_devio_install(se)))
+	dsfs_memroom_direct(fs);
+	if (fs->direct.answer && (err = dsfs_devio_install(se)))
 		dsfs_warn("direct_io: a shared mmap of a file will fail with ENODEV (%s)",
 			  strerror(-err));
 	if (!fs->opts.foreground) {

@@ -114,25 +114,56 @@ void dsfs_memroom_advise(const struct dsfs_fs *fs)
 		  mib(size + want), fix);
 }
 
+/* The page cache's room in the cgroup beside the cache, the daemon and the
+ * kernel's inodes of the tree; UINT64_MAX where there is no limit or it
+ * leaves room for the lead.  Where to, the limit. */
+static uint64_t page_room(const struct dsfs_fs *fs, uint64_t *limit,
+			  char *where, size_t wherelen)
+{
+	uint64_t used = charged_cache(fs) + daemon_and_inodes(fs);
+
+	if (!cgroup_limit(limit, where, wherelen))
+		return UINT64_MAX;
+	if (*limit > used && *limit - used >= dsfs_lead_bytes(fs))
+		return UINT64_MAX;
+	return *limit > used ? *limit - used : 0;
+}
+
+/* Loaders' reads pass through the page cache of the daemon's cgroup, if
+ * they share it: where it has no room for the lead, direct_io=auto keeps
+ * most of them out of it (direct.c).  At the mount, before the session
+ * starts. */
+void dsfs_memroom_direct(struct dsfs_fs *fs)
+{
+	uint64_t limit, room;
+	char where[PATH_MAX] = "";
+
+	room = page_room(fs, &limit, where, sizeof(where));
+	dsfs_direct_init(fs, room);
+	if (fs->direct.autom)
+		dsfs_info("direct_io=auto: the memory cgroup limit of %llu MiB (%s) leaves %llu MiB, less than the lead (%llu MiB), for the page cache beside the cache, the daemon and the kernel's inodes of the tree: reads bypass the page cache (direct_io=off keeps it)",
+			  (unsigned long long)(limit >> 20), where,
+			  (unsigned long long)(room >> 20),
+			  (unsigned long long)(dsfs_lead_bytes(fs) >> 20));
+}
+
 /* Pushed pages are charged to the daemon's cgroup too: with push=auto, no
  * push where the limit leaves less room for them than the prefetch's lead
  * (they would be reclaimed before the loader comes, each push a wasted
- * copy), nor with direct_io (no pages kept). */
+ * copy), nor where opens bypass the page cache (no pages kept).  After
+ * dsfs_memroom_direct(). */
 bool dsfs_memroom_push(const struct dsfs_fs *fs)
 {
-	uint64_t limit, lead = dsfs_lead_bytes(fs), used;
+	uint64_t limit;
 	char where[PATH_MAX] = "";
 
 	if (fs->opts.direct_io || fs->opts.push == DSFS_PUSH_OFF)
 		return false;
 	if (fs->opts.push == DSFS_PUSH_ON ||
-	    !cgroup_limit(&limit, where, sizeof(where)))
-		return true;
-	used = charged_cache(fs) + daemon_and_inodes(fs);
-	if (limit > used && limit - used >= lead)
+	    page_room(fs, &limit, where, sizeof(where)) == UINT64_MAX)
 		return true;
 	dsfs_info("push: off: the memory cgroup limit of %llu MiB (%s) leaves less than the lead (%llu MiB) for the page cache beside the cache, the daemon and the kernel's inodes of the tree; push=on forces it",
 		  (unsigned long long)(limit >> 20), where,
-		  (unsigned long long)(lead >> 20));
+		  (unsigned long long)(dsfs_lead_bytes(fs) >> 20));
 	return false;
 }

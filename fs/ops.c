@@ -364,25 +364,21 @@ out:
 }
 
 /*
- * No OPEN (see the file comment): ENOSYS makes the kernel stop asking.
- * With -o direct_io every open bypasses the kernel's page cache instead, so
- * that no read can see a page of an older version of a file that changed
- * meanwhile (see "Backing changes" in dsfs(8)).
+ * No OPEN (see the file comment): ENOSYS makes the kernel stop asking,
+ * unless some opens bypass the kernel's page cache (direct.c): with
+ * -o direct_io all, so that no read can see a page of an older version of
+ * a file that changed meanwhile (see "Backing changes" in dsfs(8)); with
+ * direct_io=auto those that would only churn it.
  */
 static void dsfs_op_open(fuse_req_t req, fuse_ino_t ino,
 			 struct fuse_file_info *fi)
 {
-	(void)ino;
-	if (!dsfs_req_fs(req)->opts.direct_io) {
+	struct dsfs_fs *fs = dsfs_req_fs(req);
+
+	if (dsfs_direct_open(fs, dsfs_req_inode(req, ino), fi))
+		fuse_reply_open(req, fi);
+	else
 		fuse_reply_err(req, ENOSYS);
-		return;
-	}
-	fi->direct_io = 1;
-	fi->keep_cache = 0;
-	/* Numbered, so that the plan hears of each open once (read.c) */
-	fi->fh = __atomic_add_fetch(&dsfs_req_fs(req)->opens, 1,
-				    __ATOMIC_RELAXED);
-	fuse_reply_open(req, fi);
 }
 
 /*

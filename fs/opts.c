@@ -43,6 +43,7 @@ static const struct fuse_opt dsfs_opt_table[] = {
 	DSFS_OPT("push=%s", push_s),
 	{ "verify", offsetof(struct dsfs_opts, verify), 1 },
 	{ "direct_io", offsetof(struct dsfs_opts, direct_io), 1 },
+	DSFS_OPT("direct_io=%s", direct_io_s),
 	DSFS_OPT("sampler=%s", plan_opts.sampler),
 	DSFS_OPT("seed=%s", plan_opts.seed),
 	DSFS_OPT("epoch=%s", plan_opts.epoch),
@@ -126,6 +127,10 @@ static void usage(const char *prog)
 	       "    -o verify              hash cached data, check it on every read\n"
 	       "    -o direct_io           no kernel page cache: every read comes\n"
 	       "                           to dsfs (for data changed under readers)\n"
+	       "    -o direct_io=MODE      on (as above), off or auto (default: on\n"
+	       "                           where a memory cgroup leaves the page\n"
+	       "                           cache no room, unless readers read in\n"
+	       "                           pieces or the files they read again fit)\n"
 	       "    -o push=MODE           with a plan, copy fetched files into the\n"
 	       "                           kernel's page cache ahead of the loader:\n"
 	       "                           on, off or auto (default: on unless a\n"
@@ -378,6 +383,7 @@ static int validate_cache(struct dsfs_opts *o)
 	static const char *const pushes[] = { "off", "on", "auto", NULL };
 	uint64_t mem = phys_mem(), size = o->cache.size;
 	int h = (int)o->cache.hugepages, pub = 0, push = DSFS_PUSH_AUTO;
+	int direct = o->direct_io ? DSFS_DIRECT_ON : DSFS_DIRECT_AUTO;
 
 	if (check_size("cache_size", o->cache_size_s, mem, DSFS_PAGE_SIZE, mem,
 		       &size) ||
@@ -389,7 +395,8 @@ static int validate_cache(struct dsfs_opts *o)
 	    check_size("readahead_max", o->readahead_max_s, 0, 0, 1ull << 30,
 		       &o->readahead_max) ||
 	    check_word("stats", o->stats_s, who, &pub) ||
-	    check_word("push", o->push_s, pushes, &push))
+	    check_word("push", o->push_s, pushes, &push) ||
+	    check_word("direct_io", o->direct_io_s, pushes, &direct))
 		return -1;
 	o->cache.size = size;
 	o->lead_max = size / 2;
@@ -399,6 +406,8 @@ static int validate_cache(struct dsfs_opts *o)
 	o->cache.hugepages = (enum dsfs_hugepages)h;
 	o->stats_public = pub == 1;
 	o->push = (enum dsfs_push_mode)push;
+	o->direct_mode = (enum dsfs_direct_mode)direct;
+	o->direct_io = direct == DSFS_DIRECT_ON;
 	if (o->push == DSFS_PUSH_ON && o->direct_io) {
 		fprintf(stderr, "dsfs: push=on: with direct_io the kernel keeps no pages to push into; give one of the two\n");
 		return -1;
@@ -767,5 +776,6 @@ void dsfs_opts_free(struct dsfs_opts *o)
 	free(o->lead_max_s);
 	free(o->stats_s);
 	free(o->push_s);
+	free(o->direct_io_s);
 	dsfs_plan_opts_free(&o->plan_opts);
 }

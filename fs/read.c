@@ -635,6 +635,7 @@ void dsfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	int err;
 
 	dsfs_readahead_tune(fs); /* opens after READDIRPLUS skip LOOKUP */
+	dsfs_direct_read(fs, fi, (uint64_t)off, size, fsize);
 	if (!off)
 		report_open(fs, req, in, fi);
 	else

@@ -75,6 +75,8 @@ static void put_counters(struct doc *d, const struct dsfs_counters *c)
 	put_u64(d, "pushes", dsfs_counter_get(&c->pushes));
 	put_u64(d, "push_bytes", dsfs_counter_get(&c->push_bytes));
 	put_u64(d, "push_skipped", dsfs_counter_get(&c->push_skipped));
+	put_u64(d, "direct_opens", dsfs_counter_get(&c->direct_opens));
+	put_u64(d, "cached_opens", dsfs_counter_get(&c->cached_opens));
 	put_u64(d, "warmed", dsfs_counter_get(&c->warmed));
 	put_u64(d, "warm_bytes", dsfs_counter_get(&c->warm_bytes));
 }
@@ -284,6 +286,7 @@ static size_t stats_doc(struct dsfs_fs *fs, char *buf, size_t size)
 	put_u64(&d, "cache.verify_failures", cs.verify_failures);
 	put_str(&d, "cache.page_kind", dsfs_page_kind_name(fs->arena.kind));
 	put_nodes(&d, "cache.numa_nodes", fs->arena.nodes);
+	put_str(&d, "page_cache", dsfs_direct_state(fs));
 	put_str(&d, "io.engine", is.uring ? "io_uring" : "threads");
 	put(&d, "io.direct %s\n",
 	    __atomic_load_n(&fs->direct_io, __ATOMIC_RELAXED) ? "true" : "false");

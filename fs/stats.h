@@ -35,6 +35,8 @@ struct dsfs_counters {
 	uint64_t push_bytes;	/* ... their bytes */
 	uint64_t push_skipped;	/* chunks not pushed: no kernel inode,
 				   evicted, changed, or the queue full */
+	uint64_t direct_opens;	/* opens answered FOPEN_DIRECT_IO */
+	uint64_t cached_opens;	/* ... with the page cache (direct_io=auto) */
 	uint64_t warmed;	/* the plan's files stat'ed ahead (warm.c) */
 	uint64_t warm_bytes;	/* not a count: memory of the warm-up's
 				   records not yet given back (warm.c) */

@@ -8,7 +8,8 @@
  *	entry lstat both sides and compare type, mode, size, uid, gid, st_ino,
  *	mtime and nlink; regular files byte for byte with read(2); symlinks
  *	by readlink; directories by their sets of names ("." and ".."
- *	included), so the mount neither adds nor hides anything.
+ *	included), so the mount neither adds nor hides anything.  Files are
+ *	read 1 MiB a read(2), or READCHECK_CHUNK bytes.
  *   readcheck random BACKING MNT THREADS ITERS
  *	THREADS threads each do ITERS random preads (1 byte to 2 MiB, at
  *	offsets inside, across and past end of file, and near page and 128 KiB
@@ -74,6 +75,8 @@ static struct {
 	size_t backing_len;
 	struct counts n;
 	char *buf_b, *buf_m;	/* CHUNK each, for tree mode */
+	size_t chunk;		/* tree mode's read(2) size: CHUNK, or
+				   READCHECK_CHUNK bytes */
 	struct file_ent *files;	/* random mode: the regular files */
 	size_t nfiles, cap;
 } walk;
@@ -162,8 +165,8 @@ static void compare_file(const char *rel, const char *bpath,
 		goto out;
 	}
 	for (;;) {
-		ssize_t nb = read_full(fb, walk.buf_b, CHUNK);
-		ssize_t nm = read_full(fm, walk.buf_m, CHUNK);
+		ssize_t nb = read_full(fb, walk.buf_b, walk.chunk);
+		ssize_t nm = read_full(fm, walk.buf_m, walk.chunk);
 
 		if (nb < 0 || nm < 0) {
 			mismatch(rel, "read %s at %" PRIu64 ": %s",
@@ -343,6 +346,14 @@ static int tree_entry(const char *fpath, const struct stat *sb, int flag,
 
 static int cmd_tree(void)
 {
+	const char *chunk = getenv("READCHECK_CHUNK");
+
+	walk.chunk = chunk ? strtoul(chunk, NULL, 0) : CHUNK;
+	if (walk.chunk < 1 || walk.chunk > CHUNK) {
+		fprintf(stderr, "readcheck: READCHECK_CHUNK=%s: 1 to %u\n",
+			chunk, CHUNK);
+		return 2;
+	}
 	walk.buf_b = malloc(CHUNK);
 	walk.buf_m = malloc(CHUNK);
 	if (!walk.buf_b || !walk.buf_m)

@@ -50,6 +50,10 @@ static const struct metric metrics[] = {
 	{ "push_skipped", "dsfs_push_skipped_total", COUNTER,
 	  "Fetched chunks not pushed (read first, no kernel inode, evicted, "
 	  "changed)." },
+	{ "direct_opens", "dsfs_direct_opens_total", COUNTER,
+	  "Opens answered with direct I/O, bypassing the kernel's page cache." },
+	{ "cached_opens", "dsfs_cached_opens_total", COUNTER,
+	  "Opens answered with the page cache where direct_io=auto chose." },
 	{ "warmed", "dsfs_warmed_total", COUNTER,
 	  "The plan's files stat'ed ahead of a listing." },
 	{ "warm_bytes", "dsfs_warm_bytes", GAUGE,
@@ -222,6 +226,7 @@ static const struct info_label mount_info[] = {
 	{ "page_kind", "cache.page_kind" },
 	{ "numa_nodes", "cache.numa_nodes" },
 	{ "io_engine", "io.engine" },
+	{ "page_cache", "page_cache" },
 	{ NULL, NULL },
 };
 static const struct info_label plan_info[] = {

@@ -181,6 +181,12 @@ void dsfs_render_table(const struct dsfs_snap *s, const char *mnt)
 		       "pushed to page cache", a, dsfs_snap_num(s, "pushes"),
 		       dsfs_snap_num(s, "push_skipped"));
 	}
+	if (dsfs_snap_get(s, "page_cache"))
+		printf(ROW "%s; opens: %.0f bypass it, %.0f use it\n",
+		       "kernel page cache",
+		       dsfs_snap_str(s, "page_cache", a, sizeof(a)),
+		       dsfs_snap_num(s, "direct_opens"),
+		       dsfs_snap_num(s, "cached_opens"));
 	print_cache(s);
 	printf(ROW "%s, O_DIRECT %s, %.0f reads queued or in flight "
 		   "(io_depth %.0f)\n",
