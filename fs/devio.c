@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The session's reads and writes of /dev/fuse under -o direct_io: libfuse's
- * own, but for one flag of the INIT reply.
+ * The session's reads and writes of /dev/fuse where opens may bypass the
+ * page cache (-o direct_io, direct_io=auto: direct.c): libfuse's own, but
+ * for one flag of the INIT reply.
  *
  * A file opened with FOPEN_DIRECT_IO (every file under -o direct_io) can be
  * mapped shared only if the filesystem answered INIT with
@@ -36,20 +37,27 @@
 #endif
 #define ALLOW_MMAP_WORD2 ((uint32_t)(FUSE_DIRECT_IO_ALLOW_MMAP >> 32))
 
-/* The kernel's INIT request: note its unique id if it offers the flag. */
+/* The kernel's INIT request: note its unique id if it offers the flag;
+ * if not, direct_io=auto keeps to the page cache (direct.c). */
 static ssize_t devio_read(int fd, void *buf, size_t len, void *userdata)
 {
 	struct dsfs_fs *fs = userdata;
 	ssize_t n = read(fd, buf, len);
 	const struct fuse_in_header *in = buf;
 	const struct fuse_init_in *arg = (const void *)(in + 1);
+	bool init = n >= (ssize_t)(sizeof(*in) +
+				   offsetof(struct fuse_init_in, flags) +
+				   sizeof(arg->flags)) &&
+		    in->opcode == FUSE_INIT;
 
-	if (n >= (ssize_t)(sizeof(*in) + offsetof(struct fuse_init_in, flags2) +
-			   sizeof(arg->flags2)) &&
-	    in->opcode == FUSE_INIT && (arg->flags & FUSE_INIT_EXT) &&
-	    (arg->flags2 & ALLOW_MMAP_WORD2))
+	if (init && n >= (ssize_t)(sizeof(*in) +
+				   offsetof(struct fuse_init_in, flags2) +
+				   sizeof(arg->flags2)) &&
+	    (arg->flags & FUSE_INIT_EXT) && (arg->flags2 & ALLOW_MMAP_WORD2))
 		__atomic_store_n(&fs->init_unique, in->unique,
 				 __ATOMIC_RELAXED);
+	else if (init)
+		dsfs_direct_unmappable(fs);
 	return n;
 }
 

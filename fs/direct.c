@@ -56,6 +56,22 @@ void dsfs_direct_init(struct dsfs_fs *fs, uint64_t room)
 	d->autom = true;
 }
 
+/* At INIT, from a kernel that cannot map a file opened for direct I/O
+ * shared (before Linux 6.6; devio.c), or where devio.c could not be put in
+ * place: numpy.memmap and Python's mmap would fail with ENODEV, so auto
+ * keeps to the page cache (OPEN answered ENOSYS), as -o direct_io does
+ * not. */
+void dsfs_direct_unmappable(struct dsfs_fs *fs)
+{
+	struct dsfs_direct *d = &fs->direct;
+
+	if (!__atomic_load_n(&d->autom, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&d->autom, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->answer, false, __ATOMIC_RELAXED);
+	dsfs_info("direct_io=auto: a file opened for direct I/O could not be mapped shared here (FUSE_DIRECT_IO_ALLOW_MMAP: Linux 6.6 and later): reads keep to the page cache");
+}
+
 /* A window's last count resets it; true, with *hits, for its taker. */
 static bool window_full(uint32_t *count, uint32_t *hits, uint32_t *taken)
 {
@@ -102,9 +118,10 @@ bool dsfs_direct_open(struct dsfs_fs *fs, struct dsfs_inode *in,
 	struct dsfs_direct *d = &fs->direct;
 	bool direct;
 
-	if (!d->answer)
+	if (!__atomic_load_n(&d->answer, __ATOMIC_RELAXED))
 		return false;
-	direct = !d->autom || !page_cache_better(fs, in);
+	direct = !__atomic_load_n(&d->autom, __ATOMIC_RELAXED) ||
+		 !page_cache_better(fs, in);
 	fi->direct_io = direct;
 	/* As the kernel keeps a file's pages without OPEN; changes to SOURCE
 	 * drop them (fresh.c) either way. */
@@ -123,7 +140,8 @@ void dsfs_direct_read(struct dsfs_fs *fs, const struct fuse_file_info *fi,
 	struct dsfs_direct *d = &fs->direct;
 	uint32_t pieces;
 
-	if (!d->autom || !(fi->fh & FH_DIRECT) || off >= fsize ||
+	if (!(fi->fh & FH_DIRECT) || !__atomic_load_n(&d->autom, __ATOMIC_RELAXED) ||
+	    off >= fsize ||
 	    __atomic_load_n(&d->in_pieces, __ATOMIC_RELAXED))
 		return;
 	if (size < PIECE && off + size < fsize)
@@ -140,9 +158,9 @@ const char *dsfs_direct_state(const struct dsfs_fs *fs)
 {
 	const struct dsfs_direct *d = &fs->direct;
 
-	if (!d->answer)
+	if (!__atomic_load_n(&d->answer, __ATOMIC_RELAXED))
 		return "used";
-	if (!d->autom)
+	if (!__atomic_load_n(&d->autom, __ATOMIC_RELAXED))
 		return "bypassed";
 	if (__atomic_load_n(&d->in_pieces, __ATOMIC_RELAXED))
 		return "used: readers read in pieces";

@@ -311,9 +311,13 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args, int *ready)
 	if (fuse_session_mount(se, fs->opts.mountpoint) != 0)
 		goto out_signals;
 	dsfs_memroom_direct(fs);
-	if (fs->direct.answer && (err = dsfs_devio_install(se)))
-		dsfs_warn("direct_io: a shared mmap of a file will fail with ENODEV (%s)",
-			  strerror(-err));
+	if (fs->direct.answer && (err = dsfs_devio_install(se))) {
+		if (fs->direct.autom)
+			dsfs_direct_unmappable(fs);
+		else
+			dsfs_warn("direct_io: a shared mmap of a file will fail with ENODEV (%s)",
+				  strerror(-err));
+	}
 	if (!fs->opts.foreground) {
 		if (dsfs_detach() != 0)
 			goto out_unmount;

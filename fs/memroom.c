@@ -132,35 +132,34 @@ static uint64_t page_room(const struct dsfs_fs *fs, uint64_t *limit,
 /* Loaders' reads pass through the page cache of the daemon's cgroup, if
  * they share it: where it has no room for the lead, direct_io=auto keeps
  * most of them out of it (direct.c).  At the mount, before the session
- * starts. */
+ * starts (dsfs_memroom_push() says so, once the daemon logs). */
 void dsfs_memroom_direct(struct dsfs_fs *fs)
 {
-	uint64_t limit, room;
+	uint64_t limit;
 	char where[PATH_MAX] = "";
 
-	room = page_room(fs, &limit, where, sizeof(where));
-	dsfs_direct_init(fs, room);
-	if (fs->direct.autom)
-		dsfs_info("direct_io=auto: the memory cgroup limit of %llu MiB (%s) leaves %llu MiB, less than the lead (%llu MiB), for the page cache beside the cache, the daemon and the kernel's inodes of the tree: reads bypass the page cache (direct_io=off keeps it)",
-			  (unsigned long long)(limit >> 20), where,
-			  (unsigned long long)(room >> 20),
-			  (unsigned long long)(dsfs_lead_bytes(fs) >> 20));
+	dsfs_direct_init(fs, page_room(fs, &limit, where, sizeof(where)));
 }
 
 /* Pushed pages are charged to the daemon's cgroup too: with push=auto, no
  * push where the limit leaves less room for them than the prefetch's lead
  * (they would be reclaimed before the loader comes, each push a wasted
- * copy), nor where opens bypass the page cache (no pages kept).  After
- * dsfs_memroom_direct(). */
+ * copy), nor where opens bypass the page cache (no pages kept).  At the
+ * mount, after dsfs_memroom_direct(), whose choice it logs. */
 bool dsfs_memroom_push(const struct dsfs_fs *fs)
 {
-	uint64_t limit;
+	uint64_t limit, room;
 	char where[PATH_MAX] = "";
 
+	room = page_room(fs, &limit, where, sizeof(where));
+	if (fs->direct.autom)
+		dsfs_info("direct_io=auto: the memory cgroup limit of %llu MiB (%s) leaves %llu MiB, less than the lead (%llu MiB), for the page cache beside the cache, the daemon and the kernel's inodes of the tree: reads bypass the page cache (direct_io=off keeps it)",
+			  (unsigned long long)(limit >> 20), where,
+			  (unsigned long long)(room >> 20),
+			  (unsigned long long)(dsfs_lead_bytes(fs) >> 20));
 	if (fs->opts.direct_io || fs->opts.push == DSFS_PUSH_OFF)
 		return false;
-	if (fs->opts.push == DSFS_PUSH_ON ||
-	    page_room(fs, &limit, where, sizeof(where)) == UINT64_MAX)
+	if (fs->opts.push == DSFS_PUSH_ON || room == UINT64_MAX)
 		return true;
 	dsfs_info("push: off: the memory cgroup limit of %llu MiB (%s) leaves less than the lead (%llu MiB) for the page cache beside the cache, the daemon and the kernel's inodes of the tree; push=on forces it",
 		  (unsigned long long)(limit >> 20), where,
