@@ -86,13 +86,15 @@ static bool window_full(uint32_t *count, uint32_t *hits, uint32_t *taken)
 static bool page_cache_better(struct dsfs_fs *fs, struct dsfs_inode *in)
 {
 	struct dsfs_direct *d = &fs->direct;
-	uint64_t size = __atomic_load_n(&in->size, __ATOMIC_RELAXED);
-	uint64_t now = __atomic_add_fetch(&d->opened, size, __ATOMIC_RELAXED);
-	struct dsfs_inode_more *m = dsfs_inodes_more(in);
-	uint64_t last;
+	uint64_t size = __atomic_load_n(&in->size, __ATOMIC_RELAXED), now, last;
+	struct dsfs_inode_more *m;
 	uint32_t fit;
 	bool fits;
 
+	if (__atomic_load_n(&d->in_pieces, __ATOMIC_RELAXED))
+		return true; /* for good: no reopen needs counting */
+	now = __atomic_add_fetch(&d->opened, size, __ATOMIC_RELAXED);
+	m = dsfs_inodes_more(in);
 	if (m && (last = __atomic_exchange_n(&m->opened_at, now,
 					     __ATOMIC_RELAXED))) {
 		if (now - last <= d->room)
@@ -108,8 +110,7 @@ static bool page_cache_better(struct dsfs_fs *fs, struct dsfs_inode *in)
 						 "opens bypass it again");
 		}
 	}
-	return __atomic_load_n(&d->in_pieces, __ATOMIC_RELAXED) ||
-	       __atomic_load_n(&d->fits_room, __ATOMIC_RELAXED);
+	return __atomic_load_n(&d->fits_room, __ATOMIC_RELAXED);
 }
 
 bool dsfs_direct_open(struct dsfs_fs *fs, struct dsfs_inode *in,
