@@ -616,10 +616,10 @@ class Report:
         self.p()
         direct = r.get("big", "dsfs", "direct_opens")
         if direct is not None:  # results saved before direct_io=auto have none
-            self.p("dsfs's opens with direct I/O, bypassing the kernel's page cache "
-                   "(`direct_io=auto`: its cgroup leaves the page cache less room than "
-                   "the lead), against those through the page cache, over the %d "
-                   "epochs: %s and %s." % (
+            self.p("dsfs's opens over the %d epochs: %s with direct I/O, bypassing "
+                   "the kernel's page cache, and %s through it (`direct_io=auto` "
+                   "bypasses it where the cgroup leaves it less room than the "
+                   "prefetch's lead)." % (
                        epochs, num(direct), num(r.get("big", "dsfs", "cached_opens"))))
             self.p()
         fair = None if None in (mem, total) else total <= mem

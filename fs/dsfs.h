@@ -280,9 +280,10 @@ void dsfs_memroom_direct(struct dsfs_fs *fs);
 /* direct.c.  dsfs_direct_init: at the mount, before the session starts,
  * with the page cache's room in the memory cgroup (UINT64_MAX: no limit,
  * or room for the lead: see memroom.c).  dsfs_direct_unmappable: at INIT,
- * from a kernel without FUSE_DIRECT_IO_ALLOW_MMAP.  dsfs_direct_open: OPEN's answer
- * (fi set, true) or ENOSYS (false).  dsfs_direct_read: each READ, under
- * auto.  dsfs_direct_state: what the stats say of the page cache. */
+ * from a kernel without FUSE_DIRECT_IO_ALLOW_MMAP (or without devio.c).
+ * dsfs_direct_open: OPEN's answer (fi set, true) or ENOSYS (false).
+ * dsfs_direct_read: each READ, under auto.  dsfs_direct_state: what the
+ * stats say of the page cache. */
 struct dsfs_inode;
 void dsfs_direct_init(struct dsfs_fs *fs, uint64_t room);
 void dsfs_direct_unmappable(struct dsfs_fs *fs);

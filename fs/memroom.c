@@ -116,7 +116,8 @@ void dsfs_memroom_advise(const struct dsfs_fs *fs)
 
 /* The page cache's room in the cgroup beside the cache, the daemon and the
  * kernel's inodes of the tree; UINT64_MAX where there is no limit or it
- * leaves room for the lead.  Where to, the limit. */
+ * leaves room for the lead.  *limit and where: the limit and the cgroup's
+ * path, where there is one. */
 static uint64_t page_room(const struct dsfs_fs *fs, uint64_t *limit,
 			  char *where, size_t wherelen)
 {
