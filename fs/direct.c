@@ -42,18 +42,22 @@
 /* Handles: the open's number, shifted; the low bit set for direct I/O. */
 #define FH_DIRECT 1u
 
-void dsfs_direct_init(struct dsfs_fs *fs, uint64_t room)
+/* Whether OPEN is answered: the kernel sends none after an ENOSYS. */
+static bool answers(const struct dsfs_fs *fs)
+{
+	return fs->opts.direct_io ||
+	       __atomic_load_n(&fs->direct.autom, __ATOMIC_RELAXED);
+}
+
+bool dsfs_direct_init(struct dsfs_fs *fs, uint64_t room)
 {
 	struct dsfs_direct *d = &fs->direct;
 
-	d->answer = fs->opts.direct_io;
 	d->room = room;
 	/* push=on asks for the page cache; with no room, push=auto is off */
-	if (fs->opts.direct_mode != DSFS_DIRECT_AUTO || room == UINT64_MAX ||
-	    fs->opts.push == DSFS_PUSH_ON)
-		return;
-	d->answer = true;
-	d->autom = true;
+	d->autom = fs->opts.direct_mode == DSFS_DIRECT_AUTO &&
+		   room != UINT64_MAX && fs->opts.push != DSFS_PUSH_ON;
+	return answers(fs);
 }
 
 /* At INIT, from a kernel that cannot map a file opened for direct I/O
@@ -65,10 +69,8 @@ void dsfs_direct_unmappable(struct dsfs_fs *fs)
 {
 	struct dsfs_direct *d = &fs->direct;
 
-	if (!__atomic_load_n(&d->autom, __ATOMIC_RELAXED))
+	if (!__atomic_exchange_n(&d->autom, false, __ATOMIC_RELAXED))
 		return;
-	__atomic_store_n(&d->autom, false, __ATOMIC_RELAXED);
-	__atomic_store_n(&d->answer, false, __ATOMIC_RELAXED);
 	dsfs_info("direct_io=auto: a file opened for direct I/O could not be mapped shared here (FUSE_DIRECT_IO_ALLOW_MMAP: Linux 6.6 and later): reads keep to the page cache");
 }
 
@@ -119,7 +121,7 @@ bool dsfs_direct_open(struct dsfs_fs *fs, struct dsfs_inode *in,
 	struct dsfs_direct *d = &fs->direct;
 	bool direct;
 
-	if (!__atomic_load_n(&d->answer, __ATOMIC_RELAXED))
+	if (!answers(fs))
 		return false;
 	direct = !__atomic_load_n(&d->autom, __ATOMIC_RELAXED) ||
 		 !page_cache_better(fs, in);
@@ -128,7 +130,7 @@ bool dsfs_direct_open(struct dsfs_fs *fs, struct dsfs_inode *in,
 	 * drop them (fresh.c) either way. */
 	fi->keep_cache = !direct;
 	/* Numbered, so that the plan hears of each open once (read.c) */
-	fi->fh = __atomic_add_fetch(&fs->opens, 1, __ATOMIC_RELAXED) << 1 |
+	fi->fh = __atomic_add_fetch(&d->opens, 1, __ATOMIC_RELAXED) << 1 |
 		 (direct ? FH_DIRECT : 0);
 	dsfs_count(direct ? &fs->counters.direct_opens :
 			    &fs->counters.cached_opens, 1);
@@ -159,7 +161,7 @@ const char *dsfs_direct_state(const struct dsfs_fs *fs)
 {
 	const struct dsfs_direct *d = &fs->direct;
 
-	if (!__atomic_load_n(&d->answer, __ATOMIC_RELAXED))
+	if (!answers(fs))
 		return "used";
 	if (!__atomic_load_n(&d->autom, __ATOMIC_RELAXED))
 		return "bypassed";

@@ -71,10 +71,9 @@ struct dsfs_opts {
 
 /* direct.c: which opens bypass the kernel's page cache (direct_io=). */
 struct dsfs_direct {
-	bool answer;		/* OPEN answered, not ENOSYS: direct_io=on,
-				   or auto with no room (relaxed atomic:
-				   INIT may clear it, direct_unmappable) */
-	bool autom;		/* direct_io=auto chooses each open (ditto) */
+	bool autom;		/* direct_io=auto chooses each open (relaxed
+				   atomic: INIT may clear it) */
+	uint64_t opens;		/* the opens answered so far: handles */
 	uint64_t room;		/* auto: the page cache's room, bytes */
 	uint64_t opened;	/* the bytes of the files opened so far */
 	uint32_t reopens, fits;	/* a window of reopens; within the room */
@@ -127,8 +126,6 @@ struct dsfs_fs {
 	bool direct_io;			/* relaxed atomic: O_DIRECT still works */
 	bool no_opendir;		/* the kernel takes ENOSYS for OPENDIR;
 					   set at INIT (dirops.c) */
-	uint64_t opens;			/* relaxed atomic: the opens answered
-					   so far, their handles (direct.c) */
 	struct dsfs_direct direct;	/* direct.c: set at the mount (and
 					   INIT), then its windows' counts */
 	uint64_t init_unique;		/* relaxed atomic: devio.c's INIT
@@ -269,23 +266,25 @@ static inline uint64_t dsfs_lead_bytes(const struct dsfs_fs *fs)
 /* memroom.c: the daemon in a memory cgroup.  dsfs_memroom_check() refuses
  * (-1, said on stderr) a charged cache that leaves the daemon too little;
  * dsfs_memroom_advise() warns where the plan's tree has too little room
- * beside it; dsfs_memroom_direct() sets up direct.c with the room for the
- * page cache; dsfs_memroom_push() says whether to push (push=, direct_io,
- * and, for push=auto, room for the lead), and logs direct.c's choice. */
+ * beside it; dsfs_memroom_page_room() is the room it leaves the page cache
+ * (UINT64_MAX: no limit, or room for the lead), for direct.c;
+ * dsfs_memroom_push() says whether to push (push=, direct_io, and, for
+ * push=auto, that room), and logs direct.c's choice. */
 int dsfs_memroom_check(const struct dsfs_fs *fs);
 void dsfs_memroom_advise(const struct dsfs_fs *fs);
 bool dsfs_memroom_push(const struct dsfs_fs *fs);
-void dsfs_memroom_direct(struct dsfs_fs *fs);
+uint64_t dsfs_memroom_page_room(const struct dsfs_fs *fs);
 
 /* direct.c.  dsfs_direct_init: at the mount, before the session starts,
  * with the page cache's room in the memory cgroup (UINT64_MAX: no limit,
- * or room for the lead: see memroom.c).  dsfs_direct_unmappable: at INIT,
+ * or room for the lead: see memroom.c); whether OPEN will be answered (not
+ * ENOSYS: direct_io=on, or auto).  dsfs_direct_unmappable: at INIT,
  * from a kernel without FUSE_DIRECT_IO_ALLOW_MMAP (or without devio.c).
  * dsfs_direct_open: OPEN's answer (fi set, true) or ENOSYS (false).
  * dsfs_direct_read: each READ, under auto.  dsfs_direct_state: what the
  * stats say of the page cache. */
 struct dsfs_inode;
-void dsfs_direct_init(struct dsfs_fs *fs, uint64_t room);
+bool dsfs_direct_init(struct dsfs_fs *fs, uint64_t room);
 void dsfs_direct_unmappable(struct dsfs_fs *fs);
 bool dsfs_direct_open(struct dsfs_fs *fs, struct dsfs_inode *in,
 		      struct fuse_file_info *fi);

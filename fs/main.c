@@ -310,8 +310,8 @@ static int run_session(struct dsfs_fs *fs, struct fuse_args *args, int *ready)
 		goto out_session;
 	if (fuse_session_mount(se, fs->opts.mountpoint) != 0)
 		goto out_signals;
-	dsfs_memroom_direct(fs);
-	if (fs->direct.answer && (err = dsfs_devio_install(se))) {
+	if (dsfs_direct_init(fs, dsfs_memroom_page_room(fs)) &&
+	    (err = dsfs_devio_install(se))) {
 		if (fs->direct.autom)
 			dsfs_direct_unmappable(fs);
 		else

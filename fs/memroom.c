@@ -130,23 +130,19 @@ static uint64_t page_room(const struct dsfs_fs *fs, uint64_t *limit,
 	return *limit > used ? *limit - used : 0;
 }
 
-/* Loaders' reads pass through the page cache of the daemon's cgroup, if
- * they share it: where it has no room for the lead, direct_io=auto keeps
- * most of them out of it (direct.c).  At the mount, before the session
- * starts (dsfs_memroom_push() says so, once the daemon logs). */
-void dsfs_memroom_direct(struct dsfs_fs *fs)
+uint64_t dsfs_memroom_page_room(const struct dsfs_fs *fs)
 {
 	uint64_t limit;
 	char where[PATH_MAX] = "";
 
-	dsfs_direct_init(fs, page_room(fs, &limit, where, sizeof(where)));
+	return page_room(fs, &limit, where, sizeof(where));
 }
 
 /* Pushed pages are charged to the daemon's cgroup too: with push=auto, no
  * push where the limit leaves less room for them than the prefetch's lead
  * (they would be reclaimed before the loader comes, each push a wasted
  * copy), nor where opens bypass the page cache (no pages kept).  At the
- * mount, after dsfs_memroom_direct(), whose choice it logs. */
+ * mount, after dsfs_direct_init(), whose choice it logs. */
 bool dsfs_memroom_push(const struct dsfs_fs *fs)
 {
 	uint64_t limit, room;
