@@ -14,6 +14,7 @@ BENCH_BIN=$top_builddir/bench	# shufread, mkdataset (built by make)
 SHUFREAD=$BENCH_BIN/shufread
 MKDATASET=$BENCH_BIN/mkdataset
 FUSEFLOOR=$BENCH_BIN/fusefloor
+PAGERUNS=$BENCH_BIN/pageruns
 HZ=$(getconf CLK_TCK)
 RESULTS=$WORK/results.txt
 ROUND=0

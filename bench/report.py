@@ -354,12 +354,13 @@ class Report:
                "%d in all: the median of their ratios is %s "
                "(from %s to %s; raw XFS %s files/s, dsfs %s, medians). The warm "
                "rows above are minutes apart, and on this shared machine the speed "
-               "of a warm run drifts between them by more than the target's 10%%." % (
+               "of a warm run drifts between them by more than the target's 10%%.%s" % (
                    order[0], order[1] or ",", len(st.pairs), num(st.med, "%.2fx"),
                    num(st.ratios[0], "%.2fx"),
                    num(st.ratios[-1], "%.2fx"),
                    num(statistics.median(a for a, _ in st.pairs)),
-                   num(statistics.median(d for _, d in st.pairs))))
+                   num(statistics.median(d for _, d in st.pairs)),
+                   self.filled("pair", "dsfs", "dsfs")))
         raw_us, ds_us = st.raw_us, st.side_us
         if raw_us and ds_us:
             why = ("dsfs's daemon used %s s of CPU in all its pair runs, so what "
@@ -381,6 +382,21 @@ class Report:
         self.p()
         self.floor_pairs()
 
+    def filled(self, prefix, side, name):
+        """How the page caches of prefix's pairs were filled and how
+        contiguous they came out ("" for results from before warm_both)."""
+        a, b = ("%s-runs-%s" % (prefix, k) for k in ("raw", side))
+        if not (self.r.rounds("img", a) and self.r.rounds("img", b)):
+            return ""
+        return (" Before the pairs both page caches were filled afresh at once "
+                "(the caches dropped, then two passes each reading both trees at "
+                "the same time), since the one filled first after a drop gets the "
+                "free pages left scattered: their pages lay in %s physical runs a "
+                "file on raw XFS and %s on %s (medians; `bench/pageruns`, the first "
+                "2000 files of the order)." % (
+                    num(self.r.get("img", a, "runs_per_file"), "%.1f"),
+                    num(self.r.get("img", b, "runs_per_file"), "%.1f"), name))
+
     def floor_pairs(self):
         """fusefloor's pairs with raw XFS: what the kernel's FUSE path
         alone leaves of raw XFS's warm files/s (results before it: none)."""
@@ -399,7 +415,7 @@ class Report:
                "the median of their ratios is %s (from %s to %s), against dsfs's "
                "%s. Its daemon used %s s of CPU in all its pair runs; a file cost "
                "the machine %s µs on it and %s on raw XFS (medians), a ratio of "
-               "%s. %s" % (
+               "%s.%s %s" % (
                    len(st.pairs), num(st.med, "%.2fx"),
                    num(st.ratios[0], "%.2fx"), num(st.ratios[-1], "%.2fx"),
                    num(self.fig.get("pairs"), "%.2fx"), num(st.daemon, "%.2f"),
@@ -407,6 +423,7 @@ class Report:
                    num(statistics.median(raw_us), "%.1f") if raw_us else "—",
                    num(ratio(statistics.median(raw_us), statistics.median(fl_us)), "%.2fx")
                    if raw_us and fl_us else "—",
+                   self.filled("floorpair", "floor", "fusefloor"),
                    "What it leaves of raw XFS's files/s is the kernel's own FUSE path "
                    "(a FUSE file's open, flush and release, and the revalidation of "
                    "each name on the path), which no filesystem's replies remove."
