@@ -51,8 +51,7 @@ static uint64_t frame_of(int pagemap, const volatile char *addr, long psz)
 }
 
 /* Adds path's resident pages and their runs to t; -errno on failure. */
-static int tally_file(int pagemap, const char *path, long psz,
-		      struct tally *t)
+static int tally_file(int pagemap, const char *path, long psz, struct tally *t)
 {
 	struct stat st;
 	unsigned char *in = NULL;
