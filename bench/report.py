@@ -384,18 +384,22 @@ class Report:
 
     def filled(self, prefix, side, name):
         """How the page caches of prefix's pairs were filled and how
-        contiguous they came out ("" for results from before warm_both)."""
+        contiguous they came out ("" for results from before warm_both);
+        said in full for dsfs's pairs, briefly for fusefloor's."""
         a, b = ("%s-runs-%s" % (prefix, k) for k in ("raw", side))
         if not (self.r.rounds("img", a) and self.r.rounds("img", b)):
             return ""
+        runs = (num(self.r.get("img", a, "runs_per_file"), "%.1f"),
+                num(self.r.get("img", b, "runs_per_file"), "%.1f"), name)
+        if side != "dsfs":
+            return (" Its pairs' page caches were filled the same way: %s "
+                    "physical runs a file on raw XFS, %s on %s." % runs)
         return (" Before the pairs both page caches were filled afresh at once "
                 "(the caches dropped, then two passes each reading both trees at "
                 "the same time), since the one filled first after a drop gets the "
                 "free pages left scattered: their pages lay in %s physical runs a "
                 "file on raw XFS and %s on %s (medians; `bench/pageruns`, the first "
-                "2000 files of the order)." % (
-                    num(self.r.get("img", a, "runs_per_file"), "%.1f"),
-                    num(self.r.get("img", b, "runs_per_file"), "%.1f"), name))
+                "2000 files of the order)." % runs)
 
     def floor_pairs(self):
         """fusefloor's pairs with raw XFS: what the kernel's FUSE path
