@@ -382,16 +382,16 @@ class Report:
         self.p()
         self.floor_pairs()
 
-    def filled(self, prefix, side, name):
+    def filled(self, prefix, side, name, brief=False):
         """How the page caches of prefix's pairs were filled and how
         contiguous they came out ("" for results from before warm_both);
-        said in full for dsfs's pairs, briefly for fusefloor's."""
+        brief: the runs alone, the way having been said."""
         a, b = ("%s-runs-%s" % (prefix, k) for k in ("raw", side))
         if not (self.r.rounds("img", a) and self.r.rounds("img", b)):
             return ""
         runs = (num(self.r.get("img", a, "runs_per_file"), "%.1f"),
                 num(self.r.get("img", b, "runs_per_file"), "%.1f"), name)
-        if side != "dsfs":
+        if brief:
             return (" Its pairs' page caches were filled the same way: %s "
                     "physical runs a file on raw XFS, %s on %s." % runs)
         return (" Before the pairs both page caches were filled afresh at once "
@@ -427,7 +427,7 @@ class Report:
                    num(statistics.median(raw_us), "%.1f") if raw_us else "—",
                    num(ratio(statistics.median(raw_us), statistics.median(fl_us)), "%.2fx")
                    if raw_us and fl_us else "—",
-                   self.filled("floorpair", "floor", "fusefloor"),
+                   self.filled("floorpair", "floor", "fusefloor", brief=True),
                    "What it leaves of raw XFS's files/s is the kernel's own FUSE path "
                    "(a FUSE file's open, flush and release, and the revalidation of "
                    "each name on the path), which no filesystem's replies remove."

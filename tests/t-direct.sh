@@ -20,8 +20,10 @@ mkdir "$SRC" "$MNT"
 sync
 PLAN=sampler=torch-random,seed=5,layout=sorted
 
-# Under AddressSanitizer the daemon keeps freed memory in quarantine (256
-# MiB by default), which the cgroup cannot reclaim: it was OOM-killed.
+# Only the daemon is in the cgroup (the choice is made from its own), and
+# under AddressSanitizer it keeps freed memory in quarantine (256 MiB by
+# default), which the cgroup cannot reclaim: it was OOM-killed.  The
+# readers run outside (a reader's memory there got it OOM-killed too).
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8
 CG=/sys/fs/cgroup/memory/dsfs-test.$$
 mkdir "$CG"
@@ -30,10 +32,6 @@ at_exit "rmdir $CG"
 # leave 20 MiB of 110 for the page cache: less than a lead of 24.
 echo $((110 << 20)) >"$CG/memory.limit_in_bytes"
 OPTS=cache_size=24M,hugepages=off,lead_max=100%
-
-# The readers run outside the cgroup: the choice is the daemon's, from its
-# own cgroup, and under ASan a reader's memory there got the daemon
-# OOM-killed.
 
 # pass DIR WHAT [CHUNK]: DIR of the mount read whole and compared with
 # SOURCE's, byte for byte (read(2)s of CHUNK bytes).
